@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# softrdma: build the module, the provider and the selftests; run them in
+# the test VM.
+#
+#   make          build everything (module against the installed kernel)
+#   make deps     install the Debian packages build, demo and tests need
+#   make demo     deps + build + a VM that creates srdma0 and shows it
+#   make check    build + unit tests on the host + selftests in the VM
+#
+# KVER/KDIR select the kernel: the newest in /lib/modules by default.
+
+KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | sort -V | tail -n 1)
+KDIR ?= /lib/modules/$(KVER)/build
+export KVER
+
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
+	busybox-static kmod iproute2 gcc make clang pkg-config \
+	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
+	perftest python3-pyverbs
+
+.PHONY: all module provider selftests deps demo check unit clean
+
+all: module provider selftests
+
+module:
+	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)': run 'make deps'"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+provider:
+	$(MAKE) -C provider
+
+selftests:
+	$(MAKE) -C selftests
+	$(MAKE) -C selftests/unit
+
+deps:
+	$(SUDO) apt-get update
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $(DEB_PACKAGES)
+
+demo: deps
+	$(MAKE) all
+	qemu-scripts/vm-run.sh -t 600 -- selftests/demo.sh
+
+unit: selftests
+	$(MAKE) -C selftests/unit run
+
+check: all
+	selftests/check.sh
+
+clean:
+	$(if $(wildcard $(KDIR)),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)
+	$(MAKE) -C provider clean
+	$(MAKE) -C selftests clean
+	$(MAKE) -C selftests/unit clean
+	rm -rf build

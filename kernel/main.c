@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softrdma module: device creation over a netdev ("rdma link add"),
+ * netdev tracking and module lifetime.
+ */
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "srdma.h"
+
+MODULE_AUTHOR("softrdma developers");
+MODULE_DESCRIPTION("softrdma: software RoCEv2 RDMA device over any netdev");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_RDMA_LINK(SOFTRDMA_LINK_TYPE);
+
+/*
+ * All devices, for netdev events and rmmod. Lock order: rtnl, then
+ * srdma_dev_lock. Never call into the RDMA core's (un)registration with
+ * srdma_dev_lock held: the core takes rtnl on those paths.
+ */
+static LIST_HEAD(srdma_dev_list);
+static DEFINE_MUTEX(srdma_dev_lock);
+
+/* Runs queued unregistrations; flushed by rmmod. */
+static struct workqueue_struct *srdma_wq;
+
+static struct srdma_dev *srdma_find_locked(const struct net_device *ndev)
+{
+	struct srdma_dev *sdev;
+
+	lockdep_assert_held(&srdma_dev_lock);
+	list_for_each_entry(sdev, &srdma_dev_list, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+static void srdma_unreg_work(struct work_struct *work)
+{
+	struct srdma_dev *sdev = container_of(work, struct srdma_dev,
+					      unreg_work);
+
+	/* Also safe when someone else unregistered it meanwhile. */
+	ib_unregister_device(&sdev->ibdev);
+	put_device(&sdev->ibdev.dev);
+}
+
+/*
+ * Unregister from a context that must not wait for it (the netdev
+ * notifier runs under rtnl). The work holds a device reference.
+ */
+static void srdma_queue_unregister(struct srdma_dev *sdev)
+{
+	get_device(&sdev->ibdev.dev);
+	if (!queue_work(srdma_wq, &sdev->unreg_work))
+		put_device(&sdev->ibdev.dev);
+}
+
+static void srdma_dealloc_driver(struct ib_device *ibdev)
+{
+	struct srdma_dev *sdev = to_sdev(ibdev);
+
+	mutex_lock(&srdma_dev_lock);
+	list_del_init(&sdev->list);
+	mutex_unlock(&srdma_dev_lock);
+
+	if (sdev->net_attached)
+		srdma_net_detach(sdev->net);
+	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+}
+
+static const struct ib_device_ops srdma_device_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SOFTRDMA_ABI_VERSION,
+	.device_group = &srdma_attr_group,
+
+	.alloc_pd = srdma_alloc_pd,
+	.alloc_ucontext = srdma_alloc_ucontext,
+	.dealloc_driver = srdma_dealloc_driver,
+	.dealloc_pd = srdma_dealloc_pd,
+	.dealloc_ucontext = srdma_dealloc_ucontext,
+	.disassociate_ucontext = srdma_disassociate_ucontext,
+	.get_link_layer = srdma_get_link_layer,
+	.get_port_immutable = srdma_get_port_immutable,
+	.query_device = srdma_query_device,
+	.query_pkey = srdma_query_pkey,
+	.query_port = srdma_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, srdma_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, srdma_ucontext, ibuc),
+};
+
+static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
+{
+	struct srdma_dev *sdev;
+	struct ib_device *ibdev;
+
+	sdev = ib_alloc_device(srdma_dev, ibdev);
+	if (!sdev)
+		return NULL;
+
+	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+	sdev->net = dev_net(ndev);
+	INIT_LIST_HEAD(&sdev->list);
+	INIT_WORK(&sdev->unreg_work, srdma_unreg_work);
+
+	ibdev = &sdev->ibdev;
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	strscpy(ibdev->node_desc, SRDMA_DRV_NAME, sizeof(ibdev->node_desc));
+	/* A stable GUID from the MAC, as RoCE NICs do. */
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
+	ib_set_device_ops(ibdev, &srdma_device_ops);
+	return sdev;
+}
+
+/**
+ * srdma_newlink - "rdma link add NAME type softrdma netdev NDEV"
+ * @ibdev_name: name of the new device
+ * @ndev: the netdev, in the namespace of the caller
+ *
+ * Return: 0, -EEXIST if @ndev already carries a softrdma device or the
+ * name is taken, -EINVAL for a name or netdev we cannot serve, -ENODEV if
+ * @ndev went away meanwhile.
+ */
+static int srdma_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	struct srdma_dev *sdev;
+	bool ndev_alive;
+	int err;
+
+	/* librxe claims devices named rxe*: such a name would hide ours. */
+	if (!strncmp(ibdev_name, "rxe", 3)) {
+		pr_err("softrdma: device name %s is reserved for rdma_rxe\n",
+		       ibdev_name);
+		return -EINVAL;
+	}
+	if (ndev->type != ARPHRD_ETHER) {
+		pr_err("softrdma: %s is not an Ethernet device\n", ndev->name);
+		return -EINVAL;
+	}
+
+	sdev = srdma_dev_alloc(ndev);
+	if (!sdev)
+		return -ENOMEM;
+
+	/*
+	 * Enter the list before registering so a netdev event racing with us
+	 * finds the device; the check under rtnl below closes the window.
+	 */
+	mutex_lock(&srdma_dev_lock);
+	if (srdma_find_locked(ndev)) {
+		mutex_unlock(&srdma_dev_lock);
+		pr_err("softrdma: %s already has a softrdma device\n",
+		       ndev->name);
+		ib_dealloc_device(&sdev->ibdev);
+		return -EEXIST;
+	}
+	list_add_tail(&sdev->list, &srdma_dev_list);
+	mutex_unlock(&srdma_dev_lock);
+
+	err = srdma_net_attach(sdev->net);
+	sdev->net_attached = !err;
+	if (!err)
+		err = ib_device_set_netdev(&sdev->ibdev, ndev, SRDMA_PORT);
+	if (!err)
+		err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
+	if (err) {
+		if (err == -ENFILE) {
+			pr_err("softrdma: device name %s is in use\n",
+			       ibdev_name);
+			err = -EEXIST;
+		}
+		if (cancel_work_sync(&sdev->unreg_work))
+			put_device(&sdev->ibdev.dev);
+		/* calls srdma_dealloc_driver(), which undoes all the above */
+		ib_dealloc_device(&sdev->ibdev);
+		return err;
+	}
+
+	/*
+	 * From here the core owns the device: a concurrent "rdma link
+	 * delete" may free it, so keep it alive for the checks below.
+	 */
+	get_device(&sdev->ibdev.dev);
+	rtnl_lock();
+	mutex_lock(&srdma_dev_lock);
+	ndev_alive = ndev->reg_state == NETREG_REGISTERED;
+	if (ndev_alive && !list_empty(&sdev->list)) {
+		sdev->registered = true;
+		srdma_port_event(sdev);
+	}
+	mutex_unlock(&srdma_dev_lock);
+	rtnl_unlock();
+
+	if (!ndev_alive) {
+		/* The netdev left before the notifier could see us. */
+		ib_unregister_device(&sdev->ibdev);
+		err = -ENODEV;
+	}
+	put_device(&sdev->ibdev.dev);
+	return err;
+}
+
+static struct rdma_link_ops srdma_link_ops = {
+	.type = SOFTRDMA_LINK_TYPE,
+	.newlink = srdma_newlink,
+};
+
+static int srdma_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct srdma_dev *sdev;
+
+	mutex_lock(&srdma_dev_lock);
+	sdev = srdma_find_locked(ndev);
+	if (!sdev)
+		goto out;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		/* Also sent when the netdev moves to another namespace. */
+		srdma_queue_unregister(sdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		if (sdev->registered)
+			srdma_port_event(sdev);
+		break;
+	}
+out:
+	mutex_unlock(&srdma_dev_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block srdma_netdev_nb = {
+	.notifier_call = srdma_netdev_event,
+};
+
+static void srdma_unregister_all(void)
+{
+	struct srdma_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&srdma_dev_lock);
+		sdev = list_first_entry_or_null(&srdma_dev_list,
+						struct srdma_dev, list);
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		mutex_unlock(&srdma_dev_lock);
+		if (!sdev)
+			break;
+		/* dealloc_driver takes it off the list */
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}
+
+static int __init srdma_init(void)
+{
+	int err;
+
+	srdma_wq = alloc_workqueue("softrdma", WQ_UNBOUND, 0);
+	if (!srdma_wq)
+		return -ENOMEM;
+
+	err = srdma_net_init();
+	if (err)
+		goto err_wq;
+
+	err = register_netdevice_notifier(&srdma_netdev_nb);
+	if (err)
+		goto err_net;
+
+	rdma_link_register(&srdma_link_ops);
+	return 0;
+
+err_net:
+	srdma_net_exit();
+err_wq:
+	destroy_workqueue(srdma_wq);
+	return err;
+}
+
+static void __exit srdma_exit(void)
+{
+	/* Waits for running newlinks; none can start after this. */
+	rdma_link_unregister(&srdma_link_ops);
+	unregister_netdevice_notifier(&srdma_netdev_nb);
+
+	srdma_unregister_all();
+	destroy_workqueue(srdma_wq);	/* drains queued unregistrations */
+	srdma_net_exit();
+}
+
+module_init(srdma_init);
+module_exit(srdma_exit);

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# "make check": host unit tests, then every VM selftest in one guest boot;
+# prints the combined closing line and fails if anything failed.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+
+passed=0 failed=0 skipped=0
+add_counts() {	# add_counts "N passed, N failed, N skipped"
+	local p f s
+	read -r p f s < <(echo "$1" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ -z "$p" ]; then
+		failed=$((failed + 1))
+		return
+	fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
+start=$(date +%s)
+echo "== unit tests (host)"
+unit_out=$(make -s -C selftests/unit run 2>&1)
+unit_rc=$?
+echo "$unit_out"
+add_counts "$(echo "$unit_out" | tail -n 1)"
+[ $unit_rc -eq 0 ] || [ "$failed" -gt 0 ] || failed=$((failed + 1))
+
+echo "== selftests (VM)"
+outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX" 2>/dev/null) ||
+	{ mkdir -p "$TOP/build/vm" && outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX"); }
+qemu-scripts/vm-run.sh -t 1800 -o "$outdir" -- selftests/run.sh
+vm_rc=$?
+if [ -f "$outdir/counts" ]; then
+	read -r p f s <"$outdir/counts"
+	add_counts "$p passed, $f failed, $s skipped"
+else
+	failed=$((failed + 1))
+fi
+# A clean count with a failed VM run means a splat or a crash: a failure.
+if [ $vm_rc -ne 0 ] && [ "$failed" -eq 0 ]; then
+	echo "not ok - VM run failed (exit $vm_rc): see $outdir"
+	failed=1
+fi
+
+echo "# make check took $(($(date +%s) - start)) s"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

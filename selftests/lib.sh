@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers of the shell selftests: TAP 13 reporting in the kselftest
+# style and the setup every test needs (module, veth links, provider).
+# Tests run as root inside the test VM (see run.sh).
+
+SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(dirname "$SELFTESTS")
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+# Use the provider from the build tree, as a user would without installing.
+export RDMAV_DRIVERS="$TOP/provider/libsoftrdma"
+
+ktap_n=0
+ktap_failed=0
+ktap_skipped=0
+
+ktap_plan() {
+	echo "TAP version 13"
+	echo "1..$1"
+	ktap_planned=$1
+}
+
+ktap_print() {
+	echo "# $*"
+}
+
+# ktap_result NAME STATUS: STATUS 0 is a pass.
+ktap_result() {
+	ktap_n=$((ktap_n + 1))
+	if [ "$2" -eq 0 ]; then
+		echo "ok $ktap_n $1"
+	else
+		ktap_failed=$((ktap_failed + 1))
+		echo "not ok $ktap_n $1"
+	fi
+}
+
+# ktap_check NAME CMD...: one behaviour, checked by CMD's exit status.
+ktap_check() {
+	local name=$1 out
+	shift
+	out=$("$@" 2>&1)
+	local rc=$?
+	[ $rc -ne 0 ] && [ -n "$out" ] && echo "$out" | sed 's/^/# /'
+	ktap_result "$name" $rc
+}
+
+# ktap_check_fails NAME CMD...: CMD must fail (a refused bad request).
+ktap_check_fails() {
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	[ $rc -ne 0 ]
+	ktap_result "$name" $?
+}
+
+ktap_skip() {
+	ktap_n=$((ktap_n + 1))
+	ktap_skipped=$((ktap_skipped + 1))
+	echo "ok $ktap_n $1 # SKIP $2"
+}
+
+ktap_finish() {
+	if [ "$ktap_n" -ne "$ktap_planned" ]; then
+		echo "# planned $ktap_planned tests, ran $ktap_n"
+		exit $KSFT_FAIL
+	fi
+	[ $ktap_failed -eq 0 ] || exit $KSFT_FAIL
+	[ $ktap_skipped -ne "$ktap_n" ] || exit $KSFT_SKIP
+	exit $KSFT_PASS
+}
+
+# Wait up to $2 (default 10) seconds for CMD ($1, a shell string) to succeed.
+wait_for() {
+	local i
+	for i in $(seq $((${2:-10} * 10))); do
+		eval "$1" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# veth_pair A B [ADDR_A/LEN]: a veth pair, both ends up, A addressed.
+veth_pair() {
+	ip link add "$1" type veth peer name "$2" || return
+	[ -z "${3:-}" ] || ip addr add "$3" dev "$1" || return
+	ip link set "$1" up && ip link set "$2" up
+}
+
+ibdev_exists() {
+	[ -e "/sys/class/infiniband/$1" ]
+}
+
+# Port attribute from sysfs, e.g. port_attr srdma0 state -> "4: ACTIVE".
+port_attr() {
+	cat "/sys/class/infiniband/$1/ports/1/$2"
+}
+
+# Every GID of the device's port, one per line, unused (zero) ones left out.
+ibdev_gids() {
+	cat /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
+		grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$'
+}
+
+# Remove everything a test may leave behind: devices, links, namespaces.
+srdma_cleanup() {
+	local dev ns
+	for dev in $(rdma link show 2>/dev/null | sed -n 's/^link \([^/]*\)\/.*/\1/p'); do
+		rdma link delete "$dev" 2>/dev/null
+	done
+	for ns in $(ip netns list 2>/dev/null | cut -d' ' -f1); do
+		ip netns del "$ns"
+	done
+	ip -o link show type veth 2>/dev/null | sed -n 's/^[0-9]*: \([^@:]*\).*/\1/p' |
+		while read -r dev; do ip link del "$dev" 2>/dev/null; done
+	wait_for '! ls /sys/class/infiniband/* >/dev/null 2>&1' 20
+	modprobe -r softrdma 2>/dev/null
+	modprobe -r rdma_rxe 2>/dev/null
+	return 0
+}

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Run selftests inside the test VM: install the freshly built module where
+# modprobe finds it (rdma link autoload), run each test with a timeout,
+# print their TAP and a closing "N passed, N failed, N skipped" line.
+#
+# usage: run.sh [TEST...]    (default: every test in TESTS)
+. "$(dirname "$0")/lib.sh"
+
+TESTS="link.sh port.sh verbs.sh provider.sh netns.sh teardown.sh"
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+
+install_module() {
+	local dir=/lib/modules/$(uname -r)/extra
+
+	# The guest root is an overlay in RAM: this never touches the host.
+	mkdir -p "$dir" && cp "$TOP/softrdma.ko" "$dir/" && depmod -a
+}
+
+passed=0 failed=0 skipped=0
+if ! install_module; then
+	echo "not ok 1 install softrdma.ko in the guest"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit $KSFT_FAIL
+fi
+
+for t in ${*:-$TESTS}; do
+	echo "# === $t"
+	out=$(mktemp)
+	timeout -k 10 "$TEST_TIMEOUT" "$SELFTESTS/$t" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -Ec '^ok [0-9]+' "$out")
+	s=$(grep -Ec '^ok [0-9]+ .*# SKIP' "$out")
+	f=$(grep -Ec '^not ok [0-9]+' "$out")
+	rm -f "$out"
+	# A test that died without reporting a failure still failed.
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne $KSFT_SKIP ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $t exited with status $rc"
+		f=1
+	fi
+	passed=$((passed + p - s))
+	skipped=$((skipped + s))
+	failed=$((failed + f))
+	echo "# $t: exit $rc"
+done
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ -n "${VM_OUT:-}" ] && echo "$passed $failed $skipped" >"$VM_OUT/counts"
+[ "$failed" -eq 0 ]
