@@ -7,6 +7,7 @@
 #   make deps     install the Debian packages build, demo and tests need
 #   make demo     deps + build + a VM that creates srdma0 and shows it
 #   make check    build + unit tests on the host + selftests in the VM
+#   make install  install module and provider on this machine
 #
 # KVER/KDIR select the kernel: the newest in /lib/modules by default.
 
@@ -16,11 +17,11 @@ export KVER
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
-	busybox-static kmod iproute2 gcc make clang pkg-config \
+	busybox-static kmod iproute2 binutils gcc make clang pkg-config \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
 	perftest python3-pyverbs
 
-.PHONY: all module provider selftests deps demo check unit clean
+.PHONY: all module provider selftests deps demo check unit install clean
 
 all: module provider selftests
 
@@ -41,13 +42,22 @@ deps:
 
 demo: deps
 	$(MAKE) all
-	qemu-scripts/vm-run.sh -t 600 -- selftests/demo.sh
+	qemu-scripts/stage-modules.sh $(KVER) build/modroot
+	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
+		qemu-scripts/vm-run.sh -t 600 -- qemu-scripts/demo.sh
 
 unit: selftests
 	$(MAKE) -C selftests/unit run
 
 check: all
 	selftests/check.sh
+
+# For a real machine: the module under /lib/modules/$(KVER)/updates and
+# the provider where libibverbs looks for it.
+install: module provider
+	$(SUDO) $(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
+	$(SUDO) depmod -a $(KVER)
+	$(SUDO) $(MAKE) -C provider install
 
 clean:
 	$(if $(wildcard $(KDIR)),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)

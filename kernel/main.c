@@ -15,6 +15,8 @@ MODULE_AUTHOR("softrdma developers");
 MODULE_DESCRIPTION("softrdma: software RoCEv2 RDMA device over any netdev");
 MODULE_LICENSE("GPL");
 MODULE_ALIAS_RDMA_LINK(SOFTRDMA_LINK_TYPE);
+/* User contexts need ib_uverbs, which nothing else loads without udev. */
+MODULE_SOFTDEP("pre: ib_uverbs");
 
 /*
  * All devices, for netdev events and rmmod. Lock order: rtnl, then

@@ -4,6 +4,7 @@
  * and protection domains.
  */
 #include <linux/if_ether.h>
+#include <linux/module.h>
 #include <rdma/ib_cache.h>
 
 #include "srdma.h"
@@ -56,6 +57,7 @@ int srdma_query_port(struct ib_device *ibdev, u32 port,
 	attr->active_mtu = srdma_active_mtu(sdev);
 	attr->gid_tbl_len = SRDMA_GID_TBL_LEN;
 	attr->pkey_tbl_len = 1;
+	attr->max_vl_num = 1;		/* VL0 only, encoded as 1 */
 	attr->max_msg_sz = 1U << 31;	/* the RoCE/IB limit */
 
 	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
@@ -113,15 +115,21 @@ void srdma_port_event(struct srdma_dev *sdev)
 	ib_dispatch_event(&ev);
 }
 
+/*
+ * A user context pins the module: since we let the core disassociate
+ * contexts, it no longer does so itself, and rmmod must be refused while
+ * a process uses a device (rdma link delete still revokes the context).
+ */
 int srdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
-	/* No per-context state yet: queues bring their own mmap entries. */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
 	return 0;
 }
 
 void srdma_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
-	/* Nothing beyond the core's own object to release. */
+	module_put(THIS_MODULE);
 }
 
 /*

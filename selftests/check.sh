@@ -3,6 +3,7 @@
 # "make check": host unit tests, then every VM selftest in one guest boot;
 # prints the combined closing line and fails if anything failed.
 set -u
+KVER=${KVER:-$(ls -1 /lib/modules | sort -V | tail -n 1)}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
 
@@ -28,7 +29,9 @@ add_counts "$(echo "$unit_out" | tail -n 1)"
 echo "== selftests (VM)"
 outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX" 2>/dev/null) ||
 	{ mkdir -p "$TOP/build/vm" && outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX"); }
-qemu-scripts/vm-run.sh -t 1800 -o "$outdir" -- selftests/run.sh
+qemu-scripts/stage-modules.sh "$KVER" "$outdir/modroot" || failed=$((failed + 1))
+SRDMA_MODROOT=$outdir/modroot VM_ENV=SRDMA_MODROOT \
+	qemu-scripts/vm-run.sh -t 1800 -o "$outdir" -- selftests/run.sh
 vm_rc=$?
 if [ -f "$outdir/counts" ]; then
 	read -r p f s <"$outdir/counts"

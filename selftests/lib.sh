@@ -106,6 +106,22 @@ ibdev_gids() {
 		grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$'
 }
 
+# Put softrdma.ko and the module index staged on the host (see
+# qemu-scripts/stage-modules.sh, SRDMA_MODROOT) in place; the guest root is an overlay
+# in RAM, so this never touches the host.
+srdma_install_module() {
+	local kver=$(uname -r)
+	local staged=${SRDMA_MODROOT:-}/lib/modules/$kver
+
+	mkdir -p "/lib/modules/$kver/extra" &&
+		cp "$TOP/softrdma.ko" "/lib/modules/$kver/extra/" || return
+	if [ -n "${SRDMA_MODROOT:-}" ] && [ -f "$staged/modules.dep.bin" ]; then
+		cp "$staged"/modules.* "/lib/modules/$kver/"
+	else
+		depmod -a	# correct but slow in the VM
+	fi
+}
+
 # Remove everything a test may leave behind: devices, links, namespaces.
 srdma_cleanup() {
 	local dev ns

@@ -4,13 +4,16 @@
 # provider never claims another driver's device (rdma_rxe's).
 . "$(dirname "$0")/lib.sh"
 RXE_DRIVER=/etc/libibverbs.d/rxe.driver
+# libibverbs reads every file of its config dir: hide librxe's elsewhere.
+HIDDEN=$(mktemp -d)
 restore() {
-	[ ! -e "$RXE_DRIVER.hidden" ] || mv "$RXE_DRIVER.hidden" "$RXE_DRIVER"
+	[ ! -e "$HIDDEN/rxe.driver" ] || mv "$HIDDEN/rxe.driver" "$RXE_DRIVER"
+	rmdir "$HIDDEN"
 	srdma_cleanup
 }
 trap restore EXIT
 
-ktap_plan 5
+ktap_plan 6
 srdma_cleanup
 # softrdma in ns1: rdma_rxe needs UDP 4791 of the initial namespace.
 ip netns add ns1
@@ -37,7 +40,9 @@ fi
 # Another driver's device, with librxe out of the way: ours must ignore it.
 ktap_check "rdma_rxe device created" \
 	rdma link add rxe0 type rxe netdev veth0
-mv "$RXE_DRIVER" "$RXE_DRIVER.hidden"
+ktap_check "with librxe too, each provider claims its own device" \
+	sh -c 'out=$(ibv_devices) && echo "$out" | grep -qw srdma0 && echo "$out" | grep -qw rxe0'
+mv "$RXE_DRIVER" "$HIDDEN/"
 ktap_check "the softrdma provider does not claim rxe0" \
-	sh -c 'ibv_devices | grep -qw srdma0 && ! ibv_devices | grep -qw rxe0'
+	sh -c 'out=$(ibv_devices 2>&1); echo "$out"; echo "$out" | grep -qw srdma0 && ! echo "$out" | grep -qw rxe0'
 ktap_finish

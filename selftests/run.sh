@@ -10,15 +10,8 @@
 TESTS="link.sh port.sh verbs.sh provider.sh netns.sh teardown.sh"
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 
-install_module() {
-	local dir=/lib/modules/$(uname -r)/extra
-
-	# The guest root is an overlay in RAM: this never touches the host.
-	mkdir -p "$dir" && cp "$TOP/softrdma.ko" "$dir/" && depmod -a
-}
-
 passed=0 failed=0 skipped=0
-if ! install_module; then
+if ! srdma_install_module; then
 	echo "not ok 1 install softrdma.ko in the guest"
 	echo "0 passed, 1 failed, 0 skipped"
 	exit $KSFT_FAIL

@@ -9,7 +9,8 @@
 #define IPV4_TOS		1
 #define IPV4_TTL		8
 #define IPV4_CSUM		10
-#define IPV6_TC_FLOW		0	/* bytes 0-3: version | TC | flow label */
+/* IPv6 bytes 0-3: version:4 | traffic class:8 | flow label:20 */
+#define IPV6_TC_FLOW		0
 #define IPV6_HOP_LIMIT		7
 #define UDP_CSUM		6
 

@@ -156,7 +156,8 @@ struct roce_opcode_info {
 
 extern const struct roce_opcode_info roce_opcode_table[256];
 
-static inline const struct roce_opcode_info *roce_opcode_info(u8 opcode)
+static inline const struct roce_opcode_info *
+roce_opcode_lookup(u8 opcode)
 {
 	return &roce_opcode_table[opcode];
 }

@@ -25,7 +25,7 @@ int roce_parse_hdr(const void *buf, u32 avail, u32 len,
 {
 	const struct roce_bth *bth = buf;
 	const struct roce_opcode_info *info;
-	u32 room;
+	u32 hdr_len, room;
 	u8 pad;
 
 	if (unlikely(len < ROCE_BTH_LEN || avail < ROCE_BTH_LEN))
@@ -33,17 +33,17 @@ int roce_parse_hdr(const void *buf, u32 avail, u32 len,
 	if (unlikely(roce_bth_tver(bth) != 0))
 		return -ROCE_DROP_BAD_VERSION;
 
-	info = roce_opcode_info(roce_bth_opcode(bth));
+	info = roce_opcode_lookup(roce_bth_opcode(bth));
 	if (unlikely(!info->flags))
 		return -ROCE_DROP_BAD_OPCODE;
-	if (unlikely(len < info->hdr_len + ROCE_ICRC_LEN ||
-		     avail < info->hdr_len))
+	hdr_len = info->hdr_len;
+	if (unlikely(len < hdr_len + ROCE_ICRC_LEN || avail < hdr_len))
 		return -ROCE_DROP_SHORT;
 	/* Headers, payload + pad and ICRC are all whole words. */
 	if (unlikely(len & 3))
 		return -ROCE_DROP_BAD_LENGTH;
 
-	room = len - info->hdr_len - ROCE_ICRC_LEN;
+	room = len - hdr_len - ROCE_ICRC_LEN;
 	pad = roce_bth_pad(bth);
 	if (!(info->flags & ROCE_F_PAYLOAD)) {
 		if (unlikely(pad))
@@ -56,11 +56,11 @@ int roce_parse_hdr(const void *buf, u32 avail, u32 len,
 
 	pkt->bth = bth;
 	pkt->info = info;
-	pkt->payload = (const u8 *)buf + info->hdr_len;
+	pkt->payload = (const u8 *)buf + hdr_len;
 	pkt->len = len;
 	pkt->payload_len = room - pad;
 	pkt->opcode = roce_bth_opcode(bth);
 	pkt->pad = pad;
-	pkt->hdr_len = info->hdr_len;
+	pkt->hdr_len = hdr_len;
 	return 0;
 }

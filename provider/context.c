@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Per-process device context: opened by ibv_open_device(), it carries the
+ * table of verbs this provider implements.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "softrdma.h"
+
+static void srdma_free_context(struct ibv_context *ibctx)
+{
+	struct srdma_context *sctx = to_sctx(ibctx);
+
+	verbs_uninit_context(&sctx->vctx);
+	free(sctx);
+}
+
+/*
+ * Only what the kernel really does. Every verb left out stays on
+ * libibverbs' stub and fails with EOPNOTSUPP instead of pretending.
+ */
+static const struct verbs_context_ops srdma_context_ops = {
+	.alloc_pd		= srdma_alloc_pd,
+	.dealloc_pd		= srdma_dealloc_pd,
+	.free_context		= srdma_free_context,
+	.query_device_ex	= srdma_query_device_ex,
+	.query_port		= srdma_query_port,
+};
+
+struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
+					  int cmd_fd, void *private_data)
+{
+	struct ib_uverbs_get_context_resp resp = {};
+	struct ibv_get_context cmd;
+	struct srdma_context *sctx;
+	size_t off = offsetof(struct srdma_context, vctx);
+
+	(void)private_data;
+
+	/* Our uverbs driver id is RDMA_DRIVER_UNKNOWN, like the kernel's. */
+	sctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*sctx),
+					     (struct verbs_context *)off,
+					     RDMA_DRIVER_UNKNOWN);
+	if (!sctx)
+		return NULL;
+
+	if (ibv_cmd_get_context(&sctx->vctx, &cmd, sizeof(cmd),
+				&resp, sizeof(resp)))
+		goto err_uninit;
+
+	verbs_set_ops(&sctx->vctx, &srdma_context_ops);
+	return &sctx->vctx;
+
+err_uninit:
+	verbs_uninit_context(&sctx->vctx);
+	free(sctx);
+	return NULL;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Control verbs that are plain uverbs commands with no driver data:
+ * device and port queries, protection domains.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "softrdma.h"
+
+int srdma_query_device_ex(struct ibv_context *ibctx,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp = {};
+	size_t resp_size = sizeof(resp);
+	uint64_t fw;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size,
+				       &resp, &resp_size);
+	if (ret)
+		return ret;
+
+	/*
+	 * The core passes fw_ver as a number and leaves the string to us;
+	 * read it as major.minor.sub in 16-bit fields, the soft drivers'
+	 * convention. 0 means the kernel has none to report.
+	 */
+	fw = resp.base.fw_ver;
+	if (fw)
+		snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+			 "%u.%u.%u", (unsigned int)(fw >> 32) & 0xffff,
+			 (unsigned int)(fw >> 16) & 0xffff,
+			 (unsigned int)fw & 0xffff);
+	return 0;
+}
+
+int srdma_query_port(struct ibv_context *ibctx, uint8_t port_num,
+		     struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	return ibv_cmd_query_port(ibctx, port_num, attr, &cmd, sizeof(cmd));
+}
+
+struct ibv_pd *srdma_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp = {};
+	struct ibv_alloc_pd cmd;
+	struct ibv_pd *pd;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	if (ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd),
+			     &resp, sizeof(resp))) {
+		free(pd);
+		return NULL;
+	}
+	return pd;
+}
+
+int srdma_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_pd(pd);
+	if (ret)
+		return ret;
+
+	free(pd);
+	return 0;
+}

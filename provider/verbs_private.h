@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The libibverbs provider interface (symbol version IBVERBS_PRIVATE_34), as
+ * far as this provider uses it.
+ *
+ * rdma-core keeps this interface in a private header that distributions do
+ * not install, so we state it here ourselves. The struct tags and field
+ * names follow the interface so the code reads like any other provider; the
+ * layouts are those of rdma-core v44 on LP64 and the _Static_asserts at the
+ * end refuse to build if anything we rely on has moved.
+ *
+ * Only declare what the provider calls: every ibv_cmd_* added here must be
+ * in libibverbs' IBVERBS_PRIVATE_34 export list, or the provider fails to
+ * dlopen (RTLD_NOW).
+ */
+#ifndef SOFTRDMA_VERBS_PRIVATE_H
+#define SOFTRDMA_VERBS_PRIVATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+/* libibverbs' intrusive list linkage; we never walk these lists. */
+struct verbs_list_node {
+	struct verbs_list_node *next;
+	struct verbs_list_node *prev;
+};
+
+/* verbs_match_ent.kind */
+enum {
+	VERBS_MATCH_SENTINEL	= 0,
+	VERBS_MATCH_PCI		= 1,
+	VERBS_MATCH_MODALIAS	= 2,
+	VERBS_MATCH_DRIVER_ID	= 3,
+};
+
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;
+};
+
+/*
+ * What libibverbs learnt about one uverbs device (netlink, else sysfs)
+ * before offering it to the providers. ibdev_path is
+ * <sysfs>/class/infiniband/<ibdev_name>; driver_id is 0 when the kernel
+ * reported none (or only sysfs was available).
+ */
+struct verbs_sysfs_dev {
+	struct verbs_list_node entry;
+	void *provider_data;
+	const struct verbs_match_ent *match;
+	unsigned int flags;
+	char sysfs_name[IBV_SYSFS_NAME_MAX];
+	dev_t sysfs_cdev;
+	char ibdev_name[IBV_SYSFS_NAME_MAX];
+	char ibdev_path[IBV_SYSFS_PATH_MAX];
+	char modalias[512];
+	uint64_t node_guid;
+	uint32_t driver_id;
+	enum ibv_node_type node_type;
+	int ibdev_idx;
+	uint32_t num_ports;
+	uint32_t abi_ver;
+	struct timespec time_created;
+};
+
+struct verbs_device;
+
+/* Registered once per provider; tells libibverbs which devices are ours. */
+struct verbs_device_ops {
+	const char *name;
+
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	const struct verbs_device_ops **static_providers;
+
+	/* Called for every device, after (and whatever) the table said. */
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+
+	/* Owns cmd_fd: must close it (via the init helpers) on failure. */
+	struct verbs_context *(*alloc_context)(struct ibv_device *device,
+					       int cmd_fd, void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device,
+						int cmd_fd);
+
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+/* Embedded first in the provider's device; libibverbs fills all but ops. */
+struct verbs_device {
+	struct ibv_device device;
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct verbs_list_node entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+struct verbs_mr;
+
+/*
+ * Every verb a provider may implement, sorted by name. verbs_set_ops()
+ * copies only the non-NULL slots, so whatever we leave NULL keeps
+ * libibverbs' stub, which fails with EOPNOTSUPP.
+ */
+struct verbs_context_ops {
+	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			 uint32_t flags, struct ibv_sge *sg_list,
+			 uint32_t num_sges);
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
+				   struct ibv_alloc_dm_attr *attr);
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
+	struct ibv_pd *(*alloc_parent_domain)(
+		struct ibv_context *context,
+		struct ibv_parent_domain_init_attr *attr);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	struct ibv_td *(*alloc_td)(struct ibv_context *context,
+				   struct ibv_td_init_attr *init_attr);
+	void (*async_event)(struct ibv_context *context,
+			    struct ibv_async_event *event);
+	int (*attach_counters_point_flow)(struct ibv_counters *counters,
+					  struct ibv_counter_attach_attr *attr,
+					  struct ibv_flow *flow);
+	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+		       struct ibv_mw_bind *mw_bind);
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	void (*cq_event)(struct ibv_cq *cq);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,
+				    struct ibv_ah_attr *attr);
+	struct ibv_counters *(*create_counters)(
+		struct ibv_context *context,
+		struct ibv_counters_init_attr *init_attr);
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector);
+	struct ibv_cq_ex *(*create_cq_ex)(
+		struct ibv_context *context,
+		struct ibv_cq_init_attr_ex *init_attr);
+	struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
+					struct ibv_flow_attr *flow_attr);
+	struct ibv_flow_action *(*create_flow_action_esp)(
+		struct ibv_context *context,
+		struct ibv_flow_action_esp_attr *attr);
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr);
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *attr);
+	struct ibv_rwq_ind_table *(*create_rwq_ind_table)(
+		struct ibv_context *context,
+		struct ibv_rwq_ind_table_init_attr *init_attr);
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
+				      struct ibv_srq_init_attr *attr);
+	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
+					 struct ibv_srq_init_attr_ex *attr);
+	struct ibv_wq *(*create_wq)(struct ibv_context *context,
+				    struct ibv_wq_init_attr *attr);
+	int (*dealloc_mw)(struct ibv_mw *mw);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	int (*dealloc_td)(struct ibv_td *td);
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
+	int (*destroy_counters)(struct ibv_counters *counters);
+	int (*destroy_cq)(struct ibv_cq *cq);
+	int (*destroy_flow)(struct ibv_flow *flow);
+	int (*destroy_flow_action)(struct ibv_flow_action *action);
+	int (*destroy_qp)(struct ibv_qp *qp);
+	int (*destroy_rwq_ind_table)(struct ibv_rwq_ind_table *table);
+	int (*destroy_srq)(struct ibv_srq *srq);
+	int (*destroy_wq)(struct ibv_wq *wq);
+	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+	void (*free_context)(struct ibv_context *context);
+	int (*free_dm)(struct ibv_dm *dm);
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	struct ibv_dm *(*import_dm)(struct ibv_context *context,
+				    uint32_t dm_handle);
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_pd *(*import_pd)(struct ibv_context *context,
+				    uint32_t pd_handle);
+	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
+				      struct ibv_flow_action_esp_attr *attr);
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask);
+	int (*modify_qp_rate_limit)(struct ibv_qp *qp,
+				    struct ibv_qp_rate_limit_attr *attr);
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			  int attr_mask);
+	int (*modify_wq)(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+	struct ibv_qp *(*open_qp)(struct ibv_context *context,
+				  struct ibv_qp_open_attr *attr);
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
+				      struct ibv_xrcd_init_attr *attr);
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
+	int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op,
+			    struct ibv_ops_wr **bad_op);
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
+	int (*query_device_ex)(struct ibv_context *context,
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr,
+			       size_t attr_size);
+	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
+	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
+				      uint32_t flags);
+	int (*query_rt_values)(struct ibv_context *context,
+			       struct ibv_values_ex *values);
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+	int (*read_counters)(struct ibv_counters *counters,
+			     uint64_t *counters_value, uint32_t ncounters,
+			     uint32_t flags);
+	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
+				    uint64_t dm_offset, size_t length,
+				    unsigned int access);
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t length, uint64_t iova, int fd,
+					int access);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t hca_va, int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			void *addr, size_t length, int access);
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	void (*unimport_dm)(struct ibv_dm *dm);
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(struct ibv_pd *pd);
+};
+
+/*
+ * Legacy write() command buffers: the uverbs header, then the core request.
+ * The ibv_cmd_* helpers treat any bytes past sizeof() of these (up to the
+ * cmd_size they are given) as driver data, so no padding may creep in.
+ */
+struct ibv_get_context {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_get_context core;
+};
+
+struct ibv_query_port {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_port core;
+};
+
+struct ibv_alloc_pd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_pd core;
+};
+
+/* Registration; the suffix pins the private ABI generation. */
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+
+/*
+ * Allocates alloc_size zeroed bytes and initialises the verbs_context found
+ * context_offset bytes in (passed as a pointer, as libibverbs declares it).
+ * On failure cmd_fd is closed.
+ */
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
+				    size_t alloc_size,
+				    struct verbs_context *context_offset,
+				    uint32_t driver_id);
+/* Releases what the above set up (and cmd_fd), but not the memory. */
+void verbs_uninit_context(struct verbs_context *context);
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops);
+
+/* Reads <ibdev_path>/<fnfmt...>; strips one trailing newline. */
+int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
+			      struct verbs_sysfs_dev *sysfs_dev,
+			      const char *fnfmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct ibv_query_port *cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct ibv_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+/* Layout proof (rdma-core v44, x86-64). */
+#define VERBS_ASSERT_SIZE(type, size) \
+	_Static_assert(sizeof(type) == (size), "size of " #type)
+#define VERBS_ASSERT_OFF(type, member, off) \
+	_Static_assert(offsetof(type, member) == (off), #type "." #member)
+/* Slot n of verbs_context_ops, counted from 0 in the sorted list. */
+#define VERBS_ASSERT_OP(member, n) \
+	VERBS_ASSERT_OFF(struct verbs_context_ops, member, (n) * sizeof(void *))
+
+VERBS_ASSERT_SIZE(struct verbs_match_ent, 24);
+VERBS_ASSERT_OFF(struct verbs_match_ent, u, 8);
+VERBS_ASSERT_OFF(struct verbs_match_ent, kind, 20);
+
+VERBS_ASSERT_SIZE(struct verbs_sysfs_dev, 992);
+VERBS_ASSERT_OFF(struct verbs_sysfs_dev, ibdev_name, 112);
+VERBS_ASSERT_OFF(struct verbs_sysfs_dev, ibdev_path, 176);
+VERBS_ASSERT_OFF(struct verbs_sysfs_dev, driver_id, 952);
+VERBS_ASSERT_OFF(struct verbs_sysfs_dev, abi_ver, 968);
+
+VERBS_ASSERT_SIZE(struct verbs_device_ops, 72);
+VERBS_ASSERT_OFF(struct verbs_device_ops, match_device, 32);
+VERBS_ASSERT_OFF(struct verbs_device_ops, alloc_context, 40);
+VERBS_ASSERT_OFF(struct verbs_device_ops, alloc_device, 56);
+VERBS_ASSERT_OFF(struct verbs_device_ops, uninit_device, 64);
+
+VERBS_ASSERT_SIZE(struct ibv_device, 664);
+VERBS_ASSERT_SIZE(struct verbs_device, 712);
+VERBS_ASSERT_OFF(struct verbs_device, ops, 664);
+VERBS_ASSERT_OFF(struct verbs_device, sysfs, 696);
+
+VERBS_ASSERT_SIZE(struct verbs_context_ops, 76 * sizeof(void *));
+VERBS_ASSERT_OP(alloc_pd, 5);
+VERBS_ASSERT_OP(attach_mcast, 9);
+VERBS_ASSERT_OP(create_cq_ex, 16);
+VERBS_ASSERT_OP(create_qp_ex, 20);
+VERBS_ASSERT_OP(dealloc_pd, 26);
+VERBS_ASSERT_OP(dereg_mr, 28);
+VERBS_ASSERT_OP(detach_mcast, 38);
+VERBS_ASSERT_OP(free_context, 39);
+VERBS_ASSERT_OP(modify_qp, 47);
+VERBS_ASSERT_OP(poll_cq, 53);
+VERBS_ASSERT_OP(post_send, 55);
+VERBS_ASSERT_OP(query_device_ex, 58);
+VERBS_ASSERT_OP(query_port, 60);
+VERBS_ASSERT_OP(reg_mr, 68);
+VERBS_ASSERT_OP(unimport_pd, 75);
+
+/* From the public header, but the context allocation depends on it. */
+VERBS_ASSERT_SIZE(struct verbs_context, 648);
+VERBS_ASSERT_OFF(struct verbs_context, context, 320);
+
+VERBS_ASSERT_SIZE(struct ibv_get_context, 16);
+VERBS_ASSERT_SIZE(struct ibv_query_port, 24);
+VERBS_ASSERT_SIZE(struct ibv_alloc_pd, 16);
+
+#endif /* SOFTRDMA_VERBS_PRIVATE_H */

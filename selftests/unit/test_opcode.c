@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The opcode table against facts written out independently of it. */
+#include "roce_opcode.h"
+#include "suites.h"
+
+/* Header lengths from the IB spec's header layouts, by hand. */
+static const struct {
+	u8 opcode;
+	u8 hdr_len;
+} expect_len[] = {
+	{ ROCE_RC_SEND_FIRST, 12 },	{ ROCE_RC_SEND_MIDDLE, 12 },
+	{ ROCE_RC_SEND_LAST, 12 },	{ ROCE_RC_SEND_LAST_IMM, 16 },
+	{ ROCE_RC_SEND_ONLY, 12 },	{ ROCE_RC_SEND_ONLY_IMM, 16 },
+	{ ROCE_RC_WRITE_FIRST, 28 },	{ ROCE_RC_WRITE_MIDDLE, 12 },
+	{ ROCE_RC_WRITE_LAST, 12 },	{ ROCE_RC_WRITE_LAST_IMM, 16 },
+	{ ROCE_RC_WRITE_ONLY, 28 },	{ ROCE_RC_WRITE_ONLY_IMM, 32 },
+	{ ROCE_RC_READ_REQUEST, 28 },	{ ROCE_RC_READ_RESP_FIRST, 16 },
+	{ ROCE_RC_READ_RESP_MIDDLE, 12 }, { ROCE_RC_READ_RESP_LAST, 16 },
+	{ ROCE_RC_READ_RESP_ONLY, 16 },	{ ROCE_RC_ACK, 16 },
+	{ ROCE_RC_ATOMIC_ACK, 24 },	{ ROCE_RC_CMP_SWAP, 40 },
+	{ ROCE_RC_FETCH_ADD, 40 },	{ ROCE_RC_SEND_LAST_INV, 16 },
+	{ ROCE_RC_SEND_ONLY_INV, 16 },
+	{ ROCE_UC_SEND_FIRST, 12 },	{ ROCE_UC_SEND_MIDDLE, 12 },
+	{ ROCE_UC_SEND_LAST, 12 },	{ ROCE_UC_SEND_LAST_IMM, 16 },
+	{ ROCE_UC_SEND_ONLY, 12 },	{ ROCE_UC_SEND_ONLY_IMM, 16 },
+	{ ROCE_UC_WRITE_FIRST, 28 },	{ ROCE_UC_WRITE_MIDDLE, 12 },
+	{ ROCE_UC_WRITE_LAST, 12 },	{ ROCE_UC_WRITE_LAST_IMM, 16 },
+	{ ROCE_UC_WRITE_ONLY, 28 },	{ ROCE_UC_WRITE_ONLY_IMM, 32 },
+	{ ROCE_UD_SEND_ONLY, 20 },	{ ROCE_UD_SEND_ONLY_IMM, 24 },
+};
+
+static u32 flags_of(u8 opcode)
+{
+	return roce_opcode_lookup(opcode)->flags;
+}
+
+static void header_lengths(struct ktap *t)
+{
+	size_t i;
+
+	for (i = 0; i < KTAP_ARRAY_SIZE(expect_len); i++) {
+		u8 op = expect_len[i].opcode;
+
+		KT_EXPECT_EQ(t, roce_opcode_lookup(op)->hdr_len,
+			     expect_len[i].hdr_len);
+	}
+}
+
+static void only_listed_opcodes_known(struct ktap *t)
+{
+	unsigned int op, known = 0;
+
+	for (op = 0; op < 256; op++)
+		known += roce_opcode_known(op);
+	KT_EXPECT_EQ(t, known, KTAP_ARRAY_SIZE(expect_len));
+}
+
+static void transport_validity(struct ktap *t)
+{
+	KT_EXPECT(t, roce_opcode_valid_for(ROCE_RC_READ_REQUEST,
+					   ROCE_TRANSPORT_RC));
+	KT_EXPECT(t, !roce_opcode_valid_for(ROCE_RC_READ_REQUEST,
+					    ROCE_TRANSPORT_UC));
+	KT_EXPECT(t, roce_opcode_valid_for(ROCE_UC_WRITE_ONLY,
+					   ROCE_TRANSPORT_UC));
+	KT_EXPECT(t, !roce_opcode_valid_for(ROCE_UC_WRITE_ONLY,
+					    ROCE_TRANSPORT_RC));
+	KT_EXPECT(t, roce_opcode_valid_for(ROCE_UD_SEND_ONLY,
+					   ROCE_TRANSPORT_UD));
+	KT_EXPECT(t, !roce_opcode_valid_for(ROCE_TRANSPORT_UD |
+					    ROCE_OP_SEND_FIRST,
+					    ROCE_TRANSPORT_UD));
+	KT_EXPECT(t, !roce_opcode_known(ROCE_TRANSPORT_UC | ROCE_OP_ACK));
+	KT_EXPECT(t, !roce_opcode_known(ROCE_TRANSPORT_UC |
+					ROCE_OP_SEND_ONLY_INV));
+	KT_EXPECT(t, !roce_opcode_known(ROCE_TRANSPORT_RD |
+					ROCE_OP_SEND_ONLY));
+}
+
+/* Every entry: offsets ascend in wire order and tile the header. */
+static void ext_offsets_tile_headers(struct ktap *t)
+{
+	static const u8 ext_len[ROCE_EXT_NUM] = {
+		[ROCE_EXT_DETH] = ROCE_DETH_LEN,
+		[ROCE_EXT_RETH] = ROCE_RETH_LEN,
+		[ROCE_EXT_ATMETH] = ROCE_ATMETH_LEN,
+		[ROCE_EXT_AETH] = ROCE_AETH_LEN,
+		[ROCE_EXT_ATMACK] = ROCE_ATMACK_LEN,
+		[ROCE_EXT_IMMDT] = ROCE_IMMDT_LEN,
+		[ROCE_EXT_IETH] = ROCE_IETH_LEN,
+	};
+	unsigned int op, e;
+
+	for (op = 0; op < 256; op++) {
+		const struct roce_opcode_info *info = roce_opcode_lookup(op);
+		unsigned int end = ROCE_BTH_LEN;
+
+		if (!roce_opcode_known(op))
+			continue;
+		for (e = 0; e < ROCE_EXT_NUM; e++) {
+			bool has = info->flags & BIT(e);
+
+			KT_EXPECT_EQ(t, !!info->off[e], has);
+			if (!has)
+				continue;
+			KT_EXPECT_EQ(t, info->off[e], end);
+			end += ext_len[e];
+		}
+		KT_EXPECT_EQ(t, info->hdr_len, end);
+		KT_EXPECT(t, info->hdr_len <= ROCE_MAX_HDR_LEN);
+	}
+}
+
+/* Exactly one direction; place is first/last/only or middle alone. */
+static void role_flags_consistent(struct ktap *t)
+{
+	unsigned int op;
+
+	for (op = 0; op < 256; op++) {
+		u32 f = roce_opcode_lookup(op)->flags;
+
+		if (!f)
+			continue;
+		KT_EXPECT_EQ(t, !!(f & ROCE_F_REQ) + !!(f & ROCE_F_RESP), 1);
+		if (f & ROCE_F_MIDDLE)
+			KT_EXPECT(t, !(f & (ROCE_F_FIRST | ROCE_F_LAST)));
+		else
+			KT_EXPECT(t, f & (ROCE_F_FIRST | ROCE_F_LAST));
+		if (f & ROCE_F_COMP)
+			KT_EXPECT(t, f & ROCE_F_LAST);
+	}
+}
+
+static void payload_flag(struct ktap *t)
+{
+	KT_EXPECT(t, flags_of(ROCE_RC_SEND_MIDDLE) & ROCE_F_PAYLOAD);
+	KT_EXPECT(t, flags_of(ROCE_RC_READ_RESP_ONLY) & ROCE_F_PAYLOAD);
+	KT_EXPECT(t, !(flags_of(ROCE_RC_READ_REQUEST) & ROCE_F_PAYLOAD));
+	KT_EXPECT(t, !(flags_of(ROCE_RC_ACK) & ROCE_F_PAYLOAD));
+	KT_EXPECT(t, !(flags_of(ROCE_RC_ATOMIC_ACK) & ROCE_F_PAYLOAD));
+	KT_EXPECT(t, !(flags_of(ROCE_RC_CMP_SWAP) & ROCE_F_PAYLOAD));
+}
+
+/* Which packets consume / complete a receive WQE at the responder. */
+static void receive_wqe_flags(struct ktap *t)
+{
+	const u32 both = ROCE_F_RWR | ROCE_F_COMP;
+
+	KT_EXPECT(t, flags_of(ROCE_RC_SEND_FIRST) & ROCE_F_RWR);
+	KT_EXPECT(t, !(flags_of(ROCE_RC_SEND_LAST) & ROCE_F_RWR));
+	KT_EXPECT(t, flags_of(ROCE_RC_SEND_LAST) & ROCE_F_COMP);
+	KT_EXPECT(t, !(flags_of(ROCE_RC_WRITE_ONLY) & both));
+	KT_EXPECT(t, (flags_of(ROCE_UC_WRITE_LAST_IMM) & both) == both);
+	KT_EXPECT(t, (flags_of(ROCE_UD_SEND_ONLY) & both) == both);
+}
+
+static void opcode_names(struct ktap *t)
+{
+	KT_EXPECT(t, !strcmp(roce_opcode_name(ROCE_RC_ACK), "ROCE_RC_ACK"));
+	KT_EXPECT(t, !strcmp(roce_opcode_name(0x81), "UNKNOWN"));
+}
+
+static const struct ktap_case cases[] = {
+	KTAP_CASE(header_lengths),
+	KTAP_CASE(only_listed_opcodes_known),
+	KTAP_CASE(transport_validity),
+	KTAP_CASE(ext_offsets_tile_headers),
+	KTAP_CASE(role_flags_consistent),
+	KTAP_CASE(payload_flag),
+	KTAP_CASE(receive_wqe_flags),
+	KTAP_CASE(opcode_names),
+};
+
+KTAP_SUITE(opcode_suite, "opcode", cases);
