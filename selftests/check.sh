@@ -26,6 +26,28 @@ echo "$unit_out"
 add_counts "$(echo "$unit_out" | tail -n 1)"
 [ $unit_rc -eq 0 ] || [ "$failed" -gt 0 ] || failed=$((failed + 1))
 
+# check NAME CMD...: a one-test step counted in the closing line.
+check() {
+	local name=$1
+	shift
+	if "$@"; then
+		echo "ok - $name"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $name"
+		failed=$((failed + 1))
+	fi
+}
+
+echo "== fuzzing the packet parser (host, ${FUZZ_TIME:=20} s)"
+check "fuzz_parse runs ${FUZZ_TIME} s without a finding" \
+	make -s -C selftests/unit fuzz-run FUZZ_TIME="$FUZZ_TIME"
+
+echo "== VM harness self-check"
+# The harness must fail a run whose guest kernel logs a WARNING.
+check "a guest WARNING fails the VM run" \
+	eval '! qemu-scripts/vm-run.sh -t 120 -- sh -c "echo WARNING: harness self-check >/dev/kmsg" >/dev/null 2>&1'
+
 echo "== selftests (VM)"
 outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX" 2>/dev/null) ||
 	{ mkdir -p "$TOP/build/vm" && outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX"); }
@@ -39,6 +61,22 @@ if [ -f "$outdir/counts" ]; then
 else
 	failed=$((failed + 1))
 fi
+
+echo "== two-host selftests (VM pair)"
+SRDMA_MODROOT=$outdir/modroot VM_ENV=SRDMA_MODROOT \
+	qemu-scripts/vm-pair.sh -t 600 -o "$outdir/pair" -- \
+	'selftests/run.sh pair.sh' ::: 'selftests/run.sh pair.sh'
+pair_rc=$?
+for host in a b; do
+	if [ -f "$outdir/pair/$host/counts" ]; then
+		read -r p f s <"$outdir/pair/$host/counts"
+		add_counts "$p passed, $f failed, $s skipped"
+	else
+		failed=$((failed + 1))
+	fi
+done
+[ $pair_rc -eq 0 ] || vm_rc=$pair_rc
+
 # A clean count with a failed VM run means a splat or a crash: a failure.
 if [ $vm_rc -ne 0 ] && [ "$failed" -eq 0 ]; then
 	echo "not ok - VM run failed (exit $vm_rc): see $outdir"
