@@ -28,4 +28,140 @@
  */
 #define SOFTRDMA_HCA_TYPE	"softrdma"
 
+/*
+ * Shared rings
+ * ============
+ *
+ * Every work or completion queue is one mmapped region: a 128-byte index
+ * header, then num_slots (a power of two) slots of slot_size bytes.
+ * Indices are free-running __u32 counters; a slot is idx & (num_slots - 1)
+ * and the queue is full when producer - consumer == num_slots. Each side
+ * writes only its own index, publishes it with a release store and reads
+ * the other's with an acquire load. The kernel keeps its own copy of the
+ * index it owns and never trusts the one in shared memory: a bad user
+ * index puts the queue in error, it never makes the kernel read or write
+ * outside the ring.
+ *
+ *   queue         producer   consumer
+ *   CQ            kernel     provider (poll_cq: no system call)
+ *   RQ / SRQ      provider   kernel   (post_recv: no system call)
+ *   SQ            provider   kernel   (post_send: one doorbell per call,
+ *                                      a zero-WR IB_USER_VERBS_CMD_POST_SEND)
+ */
+#define SOFTRDMA_RING_HDR_SIZE	128
+
+struct softrdma_ring_hdr {
+	__u32 producer;
+	__u32 pad0[15];		/* the two indices on their own cache lines */
+	__u32 consumer;
+	__u32 pad1[15];
+};
+
+/* Where and how big a ring is, in create responses. */
+struct softrdma_ring_info {
+	__aligned_u64 mmap_offset;	/* mmap() offset on the uverbs fd */
+	__aligned_u64 mmap_size;	/* header + slots, page aligned */
+	__u32 num_slots;
+	__u32 slot_size;
+};
+
+/* Scatter/gather element, as struct ibv_sge. */
+struct softrdma_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* Completion queue entry: the fields of struct ibv_wc that apply. */
+struct softrdma_cqe {
+	__aligned_u64 wr_id;
+	__u8 status;		/* enum ibv_wc_status */
+	__u8 opcode;		/* enum ib_uverbs_wc_opcode (ibv_wc_opcode) */
+	__u16 wc_flags;		/* IBV_WC_* flags */
+	__u32 byte_len;
+	__be32 ex;		/* immediate data, or the invalidated rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u16 pkey_index;
+	__u8 sl;
+	__u8 reserved;
+};
+
+/* Receive WQE: slot_size = sizeof(struct) + max_sge SGEs, 16-aligned. */
+struct softrdma_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	struct softrdma_sge sge[];
+};
+
+/* Address vector of a UD send, resolved by the provider from its AH. */
+struct softrdma_av {
+	__u8 dgid[16];
+	__u32 flow_label;
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 network_type;	/* enum rdma_network_type */
+	__u8 dmac[6];
+	__u8 reserved[2];
+};
+
+/*
+ * Send WQE. With IBV_SEND_INLINE the payload (inline_len bytes) sits
+ * where the SGEs would; otherwise num_sge SGEs follow.
+ */
+struct softrdma_send_wqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;		/* enum ib_uverbs_wr_opcode (ibv_wr_opcode) */
+	__u32 send_flags;	/* IBV_SEND_* */
+	__u32 num_sge;
+	__be32 ex;		/* immediate data, or the rkey to invalidate */
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			struct softrdma_av av;
+		} ud;
+		__u8 size[48];
+	} wr;
+	__u32 inline_len;
+	__u32 reserved;
+	struct softrdma_sge sge[];
+};
+
+/* Driver data of the create responses (after the core response). */
+struct softrdma_create_cq_resp {
+	struct softrdma_ring_info cq;
+};
+
+struct softrdma_create_qp_resp {
+	struct softrdma_ring_info sq;	/* num_slots 0: no SQ */
+	struct softrdma_ring_info rq;	/* num_slots 0: SRQ or no RQ */
+};
+
+struct softrdma_create_srq_resp {
+	struct softrdma_ring_info rq;
+};
+
+/* The layouts above are ABI: both compilers must agree with these. */
+_Static_assert(sizeof(struct softrdma_ring_hdr) == SOFTRDMA_RING_HDR_SIZE,
+	       "ring header size");
+_Static_assert(sizeof(struct softrdma_cqe) == 32, "CQE size");
+_Static_assert(sizeof(struct softrdma_recv_wqe) == 16, "recv WQE header");
+_Static_assert(sizeof(struct softrdma_av) == 32, "AV size");
+_Static_assert(sizeof(struct softrdma_send_wqe) == 80, "send WQE header");
+
 #endif /* SOFTRDMA_ABI_H */
