@@ -72,6 +72,8 @@ static void srdma_dealloc_driver(struct ib_device *ibdev)
 	if (sdev->net_attached)
 		srdma_net_detach(sdev->net);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	/* Every MR is gone: the core destroyed them before us. */
+	xa_destroy(&sdev->mr_xa);
 }
 
 static const struct ib_device_ops srdma_device_ops = {
@@ -82,17 +84,32 @@ static const struct ib_device_ops srdma_device_ops = {
 
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
+	.create_cq = srdma_create_cq,
+	.create_qp = srdma_create_qp,
 	.dealloc_driver = srdma_dealloc_driver,
 	.dealloc_pd = srdma_dealloc_pd,
 	.dealloc_ucontext = srdma_dealloc_ucontext,
+	.dereg_mr = srdma_dereg_mr,
+	.destroy_cq = srdma_destroy_cq,
+	.destroy_qp = srdma_destroy_qp,
 	.disassociate_ucontext = srdma_disassociate_ucontext,
+	.get_dma_mr = srdma_get_dma_mr,
 	.get_link_layer = srdma_get_link_layer,
 	.get_port_immutable = srdma_get_port_immutable,
+	.mmap = srdma_mmap,
+	.mmap_free = srdma_mmap_free,
+	.modify_qp = srdma_modify_qp,
+	.post_send = srdma_post_send,
 	.query_device = srdma_query_device,
 	.query_pkey = srdma_query_pkey,
 	.query_port = srdma_query_port,
+	.query_qp = srdma_query_qp,
+	.reg_user_mr = srdma_reg_user_mr,
+	.req_notify_cq = srdma_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, srdma_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srdma_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, srdma_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, srdma_ucontext, ibuc),
 };
 
@@ -110,11 +127,18 @@ static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
 	sdev->net = dev_net(ndev);
 	INIT_LIST_HEAD(&sdev->list);
 	INIT_WORK(&sdev->unreg_work, srdma_unreg_work);
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 
 	ibdev = &sdev->ibdev;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
+	/*
+	 * The few legacy write commands the core still gates by mask: the
+	 * send doorbell (a zero-WR POST_SEND) and CQ arming.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	strscpy(ibdev->node_desc, SRDMA_DRV_NAME, sizeof(ibdev->node_desc));
 	/* A stable GUID from the MAC, as RoCE NICs do. */
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);

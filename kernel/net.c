@@ -35,16 +35,6 @@ struct srdma_net {
 static unsigned int srdma_net_id;
 static DEFINE_MUTEX(srdma_net_lock);	/* serialises attach/detach */
 
-static int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
-{
-	/*
-	 * No queue pair exists to take the packet yet: consume it so it is
-	 * not reported as an unreachable port.
-	 */
-	kfree_skb(skb);
-	return 0;
-}
-
 static struct socket *srdma_sock_open(struct net *net, bool ipv6)
 {
 	struct udp_port_cfg port_cfg = {

@@ -10,17 +10,36 @@
 
 #include <linux/netdevice.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "softrdma-abi.h"
+#include "ring.h"
+#include "proto/roce_parse.h"
 
 #define SRDMA_DRV_NAME		"softrdma"
 #define SRDMA_PORT		1	/* one port per device, as on a NIC port */
 #define SRDMA_ROCE_UDP_PORT	4791	/* IANA port of RoCEv2 */
 
-/* Device limits reported by query_device; only supported objects count. */
+/* Device limits reported by query_device. */
 #define SRDMA_MAX_PD		0x10000
+#define SRDMA_MAX_MR		0x100000	/* MR index: key >> 8 */
+#define SRDMA_MAX_MR_SIZE	(1ULL << 40)
+#define SRDMA_MAX_CQ		0x10000
+#define SRDMA_MAX_CQE		0x8000
+#define SRDMA_MAX_QP		0x10000
+#define SRDMA_MIN_QPN		16	/* below: reserved (QP0, QP1, ...) */
+#define SRDMA_MAX_QPN		0xffffff
+#define SRDMA_MAX_QP_WR		0x4000
+#define SRDMA_MAX_SGE		32
+#define SRDMA_MAX_INLINE	512
+#define SRDMA_MAX_RD_ATOMIC	128
+#define SRDMA_MAX_MSG		(1U << 31)	/* the port's max_msg_sz */
 #define SRDMA_GID_TBL_LEN	128	/* room for many IPv4/IPv6 addresses */
+#define SRDMA_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
+				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
 
 /*
  * Worst-case RoCEv2 overhead the payload MTU must leave room for:
@@ -40,6 +59,8 @@
  * @net_attached: holds a use of @net's UDP sockets
  * @port_active: last port state reported through an async event
  * @npd: PDs allocated, bounded by SRDMA_MAX_PD
+ * @mr_xa: MRs by key index (key >> 8); RCU lookups by the transport
+ * @mr_next: next index to try, for cyclic allocation
  *
  * Lifetime: allocated by srdma_newlink() and owned by the RDMA core from
  * ib_register_device() on. The core calls srdma_dealloc_driver() on
@@ -60,6 +81,8 @@ struct srdma_dev {
 	bool net_attached;
 	bool port_active;
 	atomic_t npd;
+	struct xarray mr_xa;
+	u32 mr_next;
 };
 
 static inline struct srdma_dev *to_sdev(struct ib_device *ibdev)
@@ -77,6 +100,177 @@ struct srdma_pd {
 	struct ib_pd ibpd;
 };
 
+/**
+ * struct srdma_mr - a memory region
+ * @ibmr: core MR; lkey == rkey
+ * @umem: pinned user memory, NULL for a DMA MR
+ * @pages: @umem's pages in order, for O(1) address lookup
+ * @iova: start of the region in the user's address space
+ * @length: bytes
+ * @access: IB_ACCESS_* granted
+ * @dma: a DMA MR of a kernel user: addresses are kernel virtual
+ * @ref: the table's reference plus one per transport lookup
+ * @released: completed when @ref drops to zero
+ * @rcu: the memory outlives RCU readers of the key table
+ *
+ * Lifetime: created by reg_mr/get_dma_mr, which publish it in the key
+ * table; dereg_mr unpublishes it, waits until no lookup holds it and
+ * frees it after an RCU grace period.
+ */
+struct srdma_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	struct page **pages;
+	u64 iova;
+	u64 length;
+	int access;
+	bool dma;
+	refcount_t ref;
+	struct completion released;
+	struct rcu_head rcu;
+};
+
+static inline struct srdma_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct srdma_mr, ibmr);
+}
+
+/**
+ * struct srdma_cq - a completion queue
+ * @ibcq: core CQ
+ * @ring: CQEs; we produce, the provider consumes
+ * @lock: serialises producers (several QPs) and the notify state
+ * @notify: armed event: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP
+ * @overflow: an overrun was reported
+ *
+ * Lifetime: core-allocated; the core destroys it only when no QP uses it.
+ */
+struct srdma_cq {
+	struct ib_cq ibcq;
+	struct srdma_ring ring;
+	spinlock_t lock;
+	u8 notify;
+	bool overflow;
+};
+
+static inline struct srdma_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct srdma_cq, ibcq);
+}
+
+/* Where a connected QP sends: resolved from its AV when it enters RTR. */
+struct srdma_av {
+	int family;			/* AF_INET or AF_INET6 */
+	union {
+		__be32 saddr4;
+		struct in6_addr saddr6;
+	};
+	union {
+		__be32 daddr4;
+		struct in6_addr daddr6;
+	};
+	u32 flow_label;
+	__be16 sport;
+	u8 ttl;
+	u8 tclass;
+};
+
+/* Requester state of one started send WQE (kernel side of an SQ slot). */
+struct srdma_swqe {
+	u32 first_psn;
+	u32 npkts;		/* PSNs the WQE uses (read: its responses) */
+	u32 len;		/* message bytes */
+	u32 read_off;		/* read response bytes placed so far */
+	bool read_done;
+	u8 status;		/* ib_wc_status it completes with, if not 0 */
+};
+
+/**
+ * struct srdma_qp - a queue pair
+ * @ibqp: core QP
+ * @sq: send WQEs; the provider produces, we consume under @sq_lock
+ * @rq: receive WQEs; likewise under @rq_lock
+ * @mod_lock: serialises modify/query, guards @attr and @have_av
+ * @state: current state; read locklessly on the data path
+ * @attr: attributes as last set by modify_qp
+ * @have_av: @attr.ah_attr holds a GID attribute reference
+ * @cap: the queue sizes actually allocated
+ * @sig_all: every send WQE is signaled
+ * @av: the path, valid from RTR on
+ * @sq_copy: kernel copies of started send WQEs, one per SQ slot: the
+ *	user can rewrite the ring at any time, we act on our copy only
+ * @swqe: requester state per SQ slot
+ * @fetched: SQ index up to which WQEs are copied and checked
+ * @req_idx: next SQ WQE to transmit (sq.idx <= req_idx <= fetched)
+ * @req_off: bytes of WQE @req_idx already transmitted
+ * @req_psn: PSN of the next request packet
+ * @una_psn: oldest PSN not yet acknowledged
+ * @timer: retransmission and RNR wait
+ * @retry_left: retries left before IB_WC_RETRY_EXC_ERR
+ * @rnr_left: RNR retries left (7: unlimited)
+ * @rnr_wait: sending paused until @timer fires
+ * @dying: destroy in progress: do not re-arm @timer
+ * @epsn: responder: next expected request PSN
+ * @msn: responder: message sequence number
+ * @nak_sent: responder: a sequence NAK is outstanding
+ * @rwqe: responder: copy of the receive WQE being filled
+ * @have_rwqe: @rwqe holds a WQE taken off the RQ
+ * @recv_off: bytes placed into @rwqe so far
+ * @msg_open: responder: ROCE_F_SEND or ROCE_F_WRITE while a multi-packet
+ *	message is under way, else 0
+ * @wr_mr: responder: MR of the RDMA WRITE in progress
+ * @wr_len: its total length
+ * @wr_va: next address of that write
+ * @wr_left: bytes of it still to come
+ *
+ * Lifetime: core-allocated; published in the device's QPN table from
+ * create to destroy.
+ */
+struct srdma_qp {
+	struct ib_qp ibqp;
+	struct srdma_ring sq;
+	struct srdma_ring rq;
+	spinlock_t sq_lock;
+	spinlock_t rq_lock;
+	struct mutex mod_lock;
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;
+	bool have_av;
+	struct ib_qp_cap cap;
+	bool sig_all;
+	struct srdma_av av;
+
+	u8 *sq_copy;
+	struct srdma_swqe *swqe;
+	u32 fetched;
+	u32 req_idx;
+	u32 req_off;
+	u32 req_psn;
+	u32 una_psn;
+	struct timer_list timer;
+	u8 retry_left;
+	u8 rnr_left;
+	bool rnr_wait;
+	bool dying;
+
+	u32 epsn;
+	u32 msn;
+	bool nak_sent;
+	struct softrdma_recv_wqe *rwqe;
+	bool have_rwqe;
+	u32 recv_off;
+	u32 msg_open;
+	struct srdma_mr *wr_mr;
+	u32 wr_len;
+	u64 wr_va;
+	u32 wr_left;
+};
+
+static inline struct srdma_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct srdma_qp, ibqp);
+}
+
 /* verbs.c */
 extern const struct attribute_group srdma_attr_group;
 int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -93,6 +287,71 @@ void srdma_disassociate_ucontext(struct ib_ucontext *ibuc);
 int srdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 void srdma_port_event(struct srdma_dev *sdev);
+
+/* ring.c */
+int srdma_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void srdma_mmap_free(struct rdma_user_mmap_entry *rdma);
+
+/* mr.c */
+struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *srdma_get_dma_mr(struct ib_pd *pd, int access);
+int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key,
+			      struct ib_pd *pd, int access);
+void srdma_mr_put(struct srdma_mr *mr);
+bool srdma_mr_check(const struct srdma_mr *mr, u64 iova, u64 len);
+void srdma_mr_copy(struct srdma_mr *mr, u64 iova, void *buf, u32 len,
+		   bool to_mr);
+
+/* cq.c */
+int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int srdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int srdma_cq_post(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
+		  bool solicited);
+
+/* qp.c */
+int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+
+int srdma_sge_copy(struct srdma_qp *qp, const struct softrdma_sge *sge,
+		   u32 nsge, u32 off, void *buf, u32 len, bool to_sge);
+struct srdma_qp *srdma_qp_lookup_rcu(u32 qpn);
+enum ib_wc_opcode srdma_wr_to_wc_opcode(u32 wr_opcode);
+void srdma_qp_error(struct srdma_qp *qp);
+void srdma_qp_complete(struct srdma_qp *qp, struct ib_cq *ibcq,
+		       const struct softrdma_cqe *cqe, bool solicited);
+
+/* tx.c */
+int srdma_av_init(struct srdma_qp *qp);
+struct sk_buff *srdma_pkt_alloc(struct srdma_qp *qp, u32 roce_len);
+int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb);
+
+/* req.c: requester and completer of RC send queues */
+int srdma_req_init(struct srdma_qp *qp);
+void srdma_req_fini(struct srdma_qp *qp);
+void srdma_req_start(struct srdma_qp *qp);
+void srdma_req_run(struct srdma_qp *qp);
+void srdma_timer_fn(struct timer_list *t);
+void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
+
+/* resp.c: responder of RC receive queues */
+int srdma_resp_init(struct srdma_qp *qp);
+void srdma_resp_fini(struct srdma_qp *qp);
+void srdma_resp_start(struct srdma_qp *qp);
+void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
+
+/* rx.c */
+int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb);
 
 /* net.c: the per-namespace RoCEv2 UDP socket */
 int srdma_net_init(void);

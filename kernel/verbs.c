@@ -33,7 +33,18 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->vendor_id = 0xffffff;	/* no IEEE OUI: a software device */
 	attr->page_size_cap = PAGE_SIZE;
+	attr->max_mr_size = SRDMA_MAX_MR_SIZE;
 	attr->max_pd = SRDMA_MAX_PD;
+	attr->max_mr = SRDMA_MAX_MR;
+	attr->max_cq = SRDMA_MAX_CQ;
+	attr->max_cqe = SRDMA_MAX_CQE;
+	attr->max_qp = SRDMA_MAX_QP;
+	attr->max_qp_wr = SRDMA_MAX_QP_WR;
+	attr->max_send_sge = SRDMA_MAX_SGE;
+	attr->max_recv_sge = SRDMA_MAX_SGE;
+	attr->max_sge_rd = SRDMA_MAX_SGE;
+	attr->max_qp_rd_atom = SRDMA_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	attr->max_pkeys = 1;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
@@ -58,7 +69,7 @@ int srdma_query_port(struct ib_device *ibdev, u32 port,
 	attr->gid_tbl_len = SRDMA_GID_TBL_LEN;
 	attr->pkey_tbl_len = 1;
 	attr->max_vl_num = 1;		/* VL0 only, encoded as 1 */
-	attr->max_msg_sz = 1U << 31;	/* the RoCE/IB limit */
+	attr->max_msg_sz = SRDMA_MAX_MSG;
 
 	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
 			       &attr->active_width);

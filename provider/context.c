@@ -22,10 +22,22 @@ static void srdma_free_context(struct ibv_context *ibctx)
  */
 static const struct verbs_context_ops srdma_context_ops = {
 	.alloc_pd		= srdma_alloc_pd,
+	.create_cq		= srdma_create_cq,
+	.create_qp		= srdma_create_qp,
 	.dealloc_pd		= srdma_dealloc_pd,
+	.dereg_mr		= srdma_dereg_mr,
+	.destroy_cq		= srdma_destroy_cq,
+	.destroy_qp		= srdma_destroy_qp,
 	.free_context		= srdma_free_context,
+	.modify_qp		= srdma_modify_qp,
+	.poll_cq		= srdma_poll_cq,
+	.post_recv		= srdma_post_recv,
+	.post_send		= srdma_post_send,
 	.query_device_ex	= srdma_query_device_ex,
 	.query_port		= srdma_query_port,
+	.query_qp		= srdma_query_qp,
+	.reg_mr			= srdma_reg_mr,
+	.req_notify_cq		= srdma_req_notify_cq,
 };
 
 struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,

@@ -10,6 +10,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "ring.h"
 #include "verbs_private.h"
 
 #define srdma_container_of(ptr, type, member) \
@@ -24,6 +25,18 @@ struct srdma_context {
 	struct verbs_context vctx;
 };
 
+struct srdma_cq {
+	struct verbs_cq vcq;
+	struct srdma_ring ring;		/* kernel produces, poll_cq consumes */
+};
+
+struct srdma_qp {
+	struct verbs_qp vqp;		/* first: see verbs_qp */
+	struct srdma_ring sq;
+	struct srdma_ring rq;		/* absent (hdr NULL) with an SRQ */
+	struct ibv_qp_cap cap;		/* as the kernel granted it */
+};
+
 static inline struct srdma_device *to_sdev(struct ibv_device *ibdev)
 {
 	return srdma_container_of(ibdev, struct srdma_device, vdev.device);
@@ -32,6 +45,16 @@ static inline struct srdma_device *to_sdev(struct ibv_device *ibdev)
 static inline struct srdma_context *to_sctx(struct ibv_context *ibctx)
 {
 	return srdma_container_of(ibctx, struct srdma_context, vctx.context);
+}
+
+static inline struct srdma_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return srdma_container_of(ibcq, struct srdma_cq, vcq.cq);
+}
+
+static inline struct srdma_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return srdma_container_of(ibqp, struct srdma_qp, vqp.qp);
 }
 
 /* context.c */
@@ -46,5 +69,33 @@ int srdma_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *srdma_alloc_pd(struct ibv_context *ibctx);
 int srdma_dealloc_pd(struct ibv_pd *pd);
+
+/* mr.c */
+struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access);
+int srdma_dereg_mr(struct verbs_mr *vmr);
+
+/* cq.c */
+struct ibv_cq *srdma_create_cq(struct ibv_context *ibctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector);
+int srdma_destroy_cq(struct ibv_cq *ibcq);
+int srdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int srdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+
+/* qp.c */
+struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr);
+int srdma_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		    int attr_mask);
+int srdma_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask, struct ibv_qp_init_attr *init_attr);
+int srdma_destroy_qp(struct ibv_qp *ibqp);
+
+/* post.c */
+int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
 
 #endif /* SOFTRDMA_PROVIDER_H */

@@ -110,7 +110,43 @@ struct verbs_device {
 	uint64_t core_support;
 };
 
-struct verbs_mr;
+/* verbs_mr.mr_type: how the MR came to be; ibv_dereg_mr() reads it. */
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+/* The provider allocates these; ibv_cmd_reg_mr() fills them. */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
+
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
+struct verbs_xrcd;
+
+/*
+ * ibv_qp_to_qp_ex() casts any QP to this and trusts comp_mask, so every
+ * provider QP must start with one, comp_mask zeroed unless it offers
+ * ibv_qp_ex.
+ */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
 
 /*
  * Every verb a provider may implement, sorted by name. verbs_set_ops()
@@ -272,6 +308,37 @@ struct ibv_alloc_pd {
 	struct ib_uverbs_alloc_pd core;
 };
 
+struct ibv_reg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_reg_mr core;
+};
+
+struct ibv_create_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_cq core;
+};
+
+struct ibv_create_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_qp core;
+};
+
+struct ibv_modify_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_qp core;
+};
+
+struct ibv_query_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_qp core;
+};
+
+/* Not passed to libibverbs: the SQ doorbell writes it to cmd_fd itself. */
+struct ibv_post_send {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_send core;
+};
+
 /* Registration; the suffix pins the private ABI generation. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 
@@ -312,6 +379,38 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
 
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/*
+ * The create helpers try the ioctl interface first: there the core
+ * response is not written into resp (only the driver data past it is), so
+ * read the results from the objects and attributes the helpers fill in.
+ */
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* Writes the granted capabilities back to attr->cap. */
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
+		      struct ibv_qp_init_attr *attr,
+		      struct ibv_create_qp *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
 /* Layout proof (rdma-core v44, x86-64). */
 #define VERBS_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), "size of " #type)
@@ -345,19 +444,36 @@ VERBS_ASSERT_OFF(struct verbs_device, sysfs, 696);
 VERBS_ASSERT_SIZE(struct verbs_context_ops, 76 * sizeof(void *));
 VERBS_ASSERT_OP(alloc_pd, 5);
 VERBS_ASSERT_OP(attach_mcast, 9);
+VERBS_ASSERT_OP(create_cq, 15);
 VERBS_ASSERT_OP(create_cq_ex, 16);
+VERBS_ASSERT_OP(create_qp, 19);
 VERBS_ASSERT_OP(create_qp_ex, 20);
 VERBS_ASSERT_OP(dealloc_pd, 26);
 VERBS_ASSERT_OP(dereg_mr, 28);
+VERBS_ASSERT_OP(destroy_cq, 31);
+VERBS_ASSERT_OP(destroy_qp, 34);
 VERBS_ASSERT_OP(detach_mcast, 38);
 VERBS_ASSERT_OP(free_context, 39);
 VERBS_ASSERT_OP(modify_qp, 47);
 VERBS_ASSERT_OP(poll_cq, 53);
+VERBS_ASSERT_OP(post_recv, 54);
 VERBS_ASSERT_OP(post_send, 55);
 VERBS_ASSERT_OP(query_device_ex, 58);
 VERBS_ASSERT_OP(query_port, 60);
+VERBS_ASSERT_OP(query_qp, 61);
 VERBS_ASSERT_OP(reg_mr, 68);
+VERBS_ASSERT_OP(req_notify_cq, 69);
+VERBS_ASSERT_OP(rereg_mr, 70);
+VERBS_ASSERT_OP(resize_cq, 71);
 VERBS_ASSERT_OP(unimport_pd, 75);
+
+VERBS_ASSERT_SIZE(struct verbs_mr, 56);
+VERBS_ASSERT_OFF(struct verbs_mr, mr_type, 48);
+VERBS_ASSERT_OFF(struct verbs_mr, access, 52);
+VERBS_ASSERT_SIZE(struct verbs_cq, 288);
+VERBS_ASSERT_SIZE(struct verbs_qp, 368);
+VERBS_ASSERT_OFF(struct verbs_qp, comp_mask, 352);
+VERBS_ASSERT_OFF(struct verbs_qp, xrcd, 360);
 
 /* From the public header, but the context allocation depends on it. */
 VERBS_ASSERT_SIZE(struct verbs_context, 648);
@@ -366,5 +482,11 @@ VERBS_ASSERT_OFF(struct verbs_context, context, 320);
 VERBS_ASSERT_SIZE(struct ibv_get_context, 16);
 VERBS_ASSERT_SIZE(struct ibv_query_port, 24);
 VERBS_ASSERT_SIZE(struct ibv_alloc_pd, 16);
+VERBS_ASSERT_SIZE(struct ibv_reg_mr, 48);
+VERBS_ASSERT_SIZE(struct ibv_create_cq, 40);
+VERBS_ASSERT_SIZE(struct ibv_create_qp, 64);
+VERBS_ASSERT_SIZE(struct ibv_modify_qp, 120);
+VERBS_ASSERT_SIZE(struct ibv_query_qp, 24);
+VERBS_ASSERT_SIZE(struct ibv_post_send, 32);
 
 #endif /* SOFTRDMA_VERBS_PRIVATE_H */

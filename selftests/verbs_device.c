@@ -16,24 +16,10 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "verbs_util.h"
 
 #define NR_PDS		256
 #define EVENT_WAIT_MS	10000
-
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	if (!list)
-		return NULL;
-	for (i = 0; list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 static void test_query_device(struct ibv_context *ctx)
 {
@@ -103,17 +89,19 @@ static void test_pd(struct ibv_context *ctx)
 	ktap_result(ok, "alloc and dealloc of 256 PDs");
 }
 
-static void test_unsupported(struct ibv_context *ctx)
+static void test_unsupported(struct ibv_pd *pd)
 {
-	struct ibv_cq *cq;
+	struct ibv_srq_init_attr attr = { .attr = { .max_wr = 16,
+						    .max_sge = 1 } };
+	struct ibv_srq *srq;
 
 	/* A verb softrdma does not implement yet must say so, not fake it. */
 	errno = 0;
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	if (cq) {
-		ibv_destroy_cq(cq);
+	srq = ibv_create_srq(pd, &attr);
+	if (srq) {
+		ibv_destroy_srq(srq);
 		ktap_skip("unsupported verb fails with EOPNOTSUPP",
-			  "create_cq is supported");
+			  "create_srq is supported");
 		return;
 	}
 	if (!ktap_result(errno == EOPNOTSUPP,
@@ -183,6 +171,7 @@ static int hold(const char *name)
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
+	struct ibv_pd *pd;
 
 	if (argc == 3 && !strcmp(argv[1], "--hold"))
 		return hold(argv[2]);
@@ -200,7 +189,10 @@ int main(int argc, char **argv)
 	test_query_device(ctx);
 	test_query_port(ctx);
 	test_pd(ctx);
-	test_unsupported(ctx);
+	pd = ibv_alloc_pd(ctx);
+	test_unsupported(pd);
+	if (pd)
+		ibv_dealloc_pd(pd);
 	test_port_events(ctx, argc > 2 ? argv[2] : NULL);
 	ktap_result(!ibv_close_device(ctx), "close device");
 	return ktap_finish();

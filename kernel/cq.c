@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues: a ring shared with userspace, written by the
+ * transport, read by the provider's poll_cq without a system call.
+ */
+#include <linux/log2.h>
+#include <linux/slab.h>
+
+#include <rdma/uverbs_ioctl.h>
+
+#include "srdma.h"
+
+int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct srdma_ucontext *uctx = rdma_udata_to_drv_context(udata,
+					struct srdma_ucontext, ibuc);
+	struct softrdma_create_cq_resp resp = {};
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	/* Kernel CQs come with the kernel-consumer work (poll_cq et al). */
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > SRDMA_MAX_CQE ||
+	    attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	spin_lock_init(&cq->lock);
+	err = srdma_ring_alloc(&cq->ring, &uctx->ibuc,
+			       roundup_pow_of_two(attr->cqe),
+			       sizeof(struct softrdma_cqe));
+	if (err)
+		return err;
+	ibcq->cqe = cq->ring.num_slots;
+
+	srdma_ring_info(&cq->ring, &resp.cq);
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err) {
+		srdma_ring_free(&cq->ring);
+		return err;
+	}
+	return 0;
+}
+
+int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	/* The core only destroys a CQ no QP uses: nothing can post now. */
+	srdma_ring_free(&to_scq(ibcq)->ring);
+	return 0;
+}
+
+int srdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+	unsigned long irqflags;
+	int missed = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	/* NEXT_COMP also covers solicited completions: keep the wider arm. */
+	if ((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_NEXT_COMP ||
+	    cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    cq->ring.idx != READ_ONCE(cq->ring.hdr->consumer))
+		missed = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return missed;
+}
+
+/**
+ * srdma_cq_post - add a completion
+ * @cq: the CQ
+ * @cqe: the entry
+ * @solicited: the completion is of a solicited event
+ *
+ * Return: 0, or -ENOSPC when the CQ is full: the entry is dropped and the
+ * CQ's owner gets IB_EVENT_CQ_ERR (the verbs spec's CQ overrun), the ring
+ * is left intact.
+ */
+int srdma_cq_post(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
+		  bool solicited)
+{
+	unsigned long flags;
+	bool notify = false;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (unlikely(srdma_ring_full(&cq->ring))) {
+		bool first = !cq->overflow;
+
+		cq->overflow = true;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		if (first && cq->ibcq.event_handler) {
+			struct ib_event ev = {
+				.device = cq->ibcq.device,
+				.element.cq = &cq->ibcq,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		}
+		return -ENOSPC;
+	}
+	memcpy(srdma_ring_slot(&cq->ring, cq->ring.idx), cqe, sizeof(*cqe));
+	srdma_ring_produce(&cq->ring);
+
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
+		cq->notify = 0;
+		notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return 0;
+}

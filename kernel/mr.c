@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions: registration of user memory (pinned through the core's
+ * umem), DMA MRs for kernel users, keys, and the checked copy to or from
+ * registered memory that the transport uses.
+ */
+#include <linux/highmem.h>
+#include <linux/random.h>
+#include <rdma/ib_umem.h>
+
+#include "srdma.h"
+
+/*
+ * A key is the MR's table index above an 8-bit random tag: a peer cannot
+ * reuse the key of a deregistered MR for the new MR in the same slot
+ * without guessing the tag, and keys do not count up in a simple sequence.
+ */
+#define SRDMA_KEY_TAG_BITS	8
+#define SRDMA_MR_INDEX_MAX	((SRDMA_MAX_MR) - 1)
+
+static u32 srdma_key_index(u32 key)
+{
+	return key >> SRDMA_KEY_TAG_BITS;
+}
+
+static int srdma_mr_add(struct srdma_dev *sdev, struct srdma_mr *mr)
+{
+	u32 index;
+	int err;
+
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+	err = xa_alloc_cyclic(&sdev->mr_xa, &index, mr,
+			      XA_LIMIT(1, SRDMA_MR_INDEX_MAX),
+			      &sdev->mr_next, GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+
+	mr->ibmr.lkey = index << SRDMA_KEY_TAG_BITS |
+			(get_random_u32() & GENMASK(SRDMA_KEY_TAG_BITS - 1, 0));
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return 0;
+}
+
+/**
+ * srdma_mr_get - look up an MR by key for an access
+ * @sdev: the device
+ * @key: lkey or rkey
+ * @pd: the PD the access comes from; the MR must belong to it
+ * @access: IB_ACCESS_* flags the access needs
+ *
+ * Return: the MR with a reference (srdma_mr_put()), or NULL if no valid MR
+ * of @pd has @key and grants @access.
+ */
+struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key,
+			      struct ib_pd *pd, int access)
+{
+	struct srdma_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, srdma_key_index(key));
+	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
+		   (mr->access & access) != access ||
+		   !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void srdma_mr_put(struct srdma_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/*
+ * Is [@iova, @iova + @len) inside @mr? Written so that no sum can
+ * overflow.
+ */
+bool srdma_mr_check(const struct srdma_mr *mr, u64 iova, u64 len)
+{
+	if (mr->dma)
+		return true;
+	return iova >= mr->iova && len <= mr->length &&
+	       iova - mr->iova <= mr->length - len;
+}
+
+/**
+ * srdma_mr_copy - copy between registered memory and a kernel buffer
+ * @mr: the MR; the range must have passed srdma_mr_check()
+ * @iova: start in the MR's address space
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_mr: direction
+ */
+void srdma_mr_copy(struct srdma_mr *mr, u64 iova, void *buf, u32 len,
+		   bool to_mr)
+{
+	u64 off;
+
+	if (mr->dma) {	/* iova is a kernel virtual address */
+		if (to_mr)
+			memcpy((void *)(uintptr_t)iova, buf, len);
+		else
+			memcpy(buf, (void *)(uintptr_t)iova, len);
+		return;
+	}
+
+	off = iova - mr->iova + ib_umem_offset(mr->umem);
+	while (len) {
+		struct page *page = mr->pages[off >> PAGE_SHIFT];
+		u32 pg_off = offset_in_page(off);
+		u32 n = min_t(u32, len, PAGE_SIZE - pg_off);
+		u8 *va = kmap_local_page(page);
+
+		if (to_mr)
+			memcpy(va + pg_off, buf, n);
+		else
+			memcpy(buf, va + pg_off, n);
+		kunmap_local(va);
+		buf = (u8 *)buf + n;
+		off += n;
+		len -= n;
+	}
+}
+
+/* A flat page array makes the copy an index, not a scatterlist walk. */
+static int srdma_mr_map_pages(struct srdma_mr *mr)
+{
+	struct sg_page_iter sg_iter;
+	size_t n = ib_umem_num_pages(mr->umem), i = 0;
+
+	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &sg_iter, 0) {
+		if (i == n)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&sg_iter);
+	}
+	return 0;
+}
+
+struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct srdma_dev *sdev = to_sdev(pd->device);
+	struct srdma_mr *mr;
+	int err;
+
+	/* Optional flags (relaxed ordering) are hints we may ignore. */
+	if (access & ~(SRDMA_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!length || length > SRDMA_MAX_MR_SIZE || iova + length < iova)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	mr->umem = ib_umem_get(pd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	err = srdma_mr_map_pages(mr);
+	if (err)
+		goto err_umem;
+
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
+	err = srdma_mr_add(sdev, mr);
+	if (err)
+		goto err_pages;
+	return &mr->ibmr;
+
+err_pages:
+	kvfree(mr->pages);
+err_umem:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+struct ib_mr *srdma_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct srdma_mr *mr;
+	int err;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->dma = true;
+	mr->access = access;
+	err = srdma_mr_add(to_sdev(pd->device), mr);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct srdma_mr *mr = to_smr(ibmr);
+
+	/* No new lookups, then wait for the transport's to finish. */
+	xa_erase(&to_sdev(ibmr->device)->mr_xa, srdma_key_index(ibmr->lkey));
+	srdma_mr_put(mr);
+	wait_for_completion(&mr->released);
+
+	if (mr->umem) {
+		kvfree(mr->pages);
+		ib_umem_release(mr->umem);
+	}
+	kfree_rcu(mr, rcu);
+	return 0;
+}
+
+/**
+ * srdma_sge_copy - copy between a buffer and a QP's local SGE list
+ * @qp: the QP (its PD owns the lkeys)
+ * @sge: SGE list (a kernel copy)
+ * @nsge: its length
+ * @off: byte offset into the SGE list where the copy starts
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_sge: direction; writing needs IB_ACCESS_LOCAL_WRITE
+ *
+ * Return: 0, -EINVAL if the SGEs are shorter than @off + @len, or -EACCES
+ * if an lkey is invalid, of another PD, lacks access or is exceeded.
+ */
+int srdma_sge_copy(struct srdma_qp *qp, const struct softrdma_sge *sge,
+		   u32 nsge, u32 off, void *buf, u32 len, bool to_sge)
+{
+	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	int access = to_sge ? IB_ACCESS_LOCAL_WRITE : 0;
+
+	for (; len && nsge; sge++, nsge--) {
+		struct srdma_mr *mr;
+		u32 n;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - off);
+		mr = srdma_mr_get(sdev, sge->lkey, qp->ibqp.pd, access);
+		if (!mr)
+			return -EACCES;
+		if (!srdma_mr_check(mr, sge->addr + off, n)) {
+			srdma_mr_put(mr);
+			return -EACCES;
+		}
+		srdma_mr_copy(mr, sge->addr + off, buf, n, to_sge);
+		srdma_mr_put(mr);
+		buf = (u8 *)buf + n;
+		len -= n;
+		off = 0;
+	}
+	return len ? -EINVAL : 0;
+}

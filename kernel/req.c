@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RC requester and completer: send WQEs become request packets; ACKs,
+ * NAKs and read responses complete them in order; a timeout, a sequence
+ * NAK or an RNR NAK sends again from the oldest unacknowledged WQE
+ * (go-back-N).
+ *
+ * Everything here runs under qp->sq_lock, from the doorbell (process
+ * context), from receive (softirq) and from the QP timer.
+ */
+#include <linux/jiffies.h>
+
+#include "srdma.h"
+#include "proto/roce_psn.h"
+
+#define SRDMA_WINDOW		256	/* request PSNs in flight */
+#define SRDMA_ACK_EVERY		32	/* AckReq at least every N packets */
+#define SRDMA_MIN_TIMEOUT_US	20000	/* TCG guests are slow */
+
+static struct softrdma_send_wqe *srdma_wqe(struct srdma_qp *qp, u32 idx)
+{
+	return (void *)(qp->sq_copy +
+			(size_t)(idx & (qp->sq.num_slots - 1)) *
+			qp->sq.slot_size);
+}
+
+static struct srdma_swqe *srdma_st(struct srdma_qp *qp, u32 idx)
+{
+	return &qp->swqe[idx & (qp->sq.num_slots - 1)];
+}
+
+static u32 srdma_last_psn(const struct srdma_swqe *st)
+{
+	return roce_psn_add(st->first_psn, st->npkts - 1);
+}
+
+int srdma_req_init(struct srdma_qp *qp)
+{
+	qp->sq_copy = kvzalloc((size_t)qp->sq.num_slots * qp->sq.slot_size,
+			       GFP_KERNEL);
+	qp->swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->swqe), GFP_KERNEL);
+	if (!qp->sq_copy || !qp->swqe) {
+		srdma_req_fini(qp);
+		return -ENOMEM;
+	}
+	timer_setup(&qp->timer, srdma_timer_fn, 0);
+	return 0;
+}
+
+void srdma_req_fini(struct srdma_qp *qp)
+{
+	if (qp->swqe) {
+		spin_lock_bh(&qp->sq_lock);
+		qp->dying = true;
+		spin_unlock_bh(&qp->sq_lock);
+		del_timer_sync(&qp->timer);
+	}
+	kvfree(qp->sq_copy);
+	kvfree(qp->swqe);
+	qp->sq_copy = NULL;
+	qp->swqe = NULL;
+}
+
+/* Local ACK timeout: 4.096 us * 2^timeout; 0 means none. */
+static unsigned long srdma_ack_timeout(struct srdma_qp *qp)
+{
+	u64 us;
+
+	if (!qp->attr.timeout)
+		return 0;
+	us = (4096ULL << qp->attr.timeout) / 1000;
+	return usecs_to_jiffies(max_t(u64, us, SRDMA_MIN_TIMEOUT_US));
+}
+
+/* RNR timer codes of the IB spec, in microseconds. */
+static const u32 srdma_rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static void srdma_arm_timer(struct srdma_qp *qp, unsigned long delay)
+{
+	if (!qp->dying && delay)
+		mod_timer(&qp->timer, jiffies + delay);
+}
+
+/* Copy and check WQE @qp->fetched; a bad one completes with an error. */
+static void srdma_fetch(struct srdma_qp *qp)
+{
+	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->fetched);
+	struct srdma_swqe *st = srdma_st(qp, qp->fetched);
+	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u64 len = 0;
+	u32 i;
+
+	memcpy(w, srdma_ring_slot(&qp->sq, qp->fetched), qp->sq.slot_size);
+	memset(st, 0, sizeof(*st));
+	qp->fetched++;
+
+	switch (w->opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_READ:
+		break;
+	default:
+		st->status = IB_WC_LOC_QP_OP_ERR;
+		return;
+	}
+	if (w->send_flags & IB_SEND_INLINE) {
+		if (w->opcode == IB_UVERBS_WR_RDMA_READ ||
+		    w->inline_len > qp->cap.max_inline_data) {
+			st->status = IB_WC_LOC_LEN_ERR;
+			return;
+		}
+		len = w->inline_len;
+	} else {
+		if (w->num_sge > qp->cap.max_send_sge) {
+			st->status = IB_WC_LOC_LEN_ERR;
+			return;
+		}
+		for (i = 0; i < w->num_sge; i++)
+			len += w->sge[i].length;
+	}
+	if (len > SRDMA_MAX_MSG) {
+		st->status = IB_WC_LOC_LEN_ERR;
+		return;
+	}
+	st->len = len;
+	st->npkts = max_t(u32, 1, DIV_ROUND_UP(st->len, mtu));
+}
+
+static u8 srdma_req_opcode(const struct softrdma_send_wqe *w, bool first,
+			   bool last)
+{
+	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+
+	if (w->opcode == IB_UVERBS_WR_RDMA_READ)
+		return ROCE_RC_READ_REQUEST;
+	if (w->opcode == IB_UVERBS_WR_SEND ||
+	    w->opcode == IB_UVERBS_WR_SEND_WITH_IMM) {
+		if (first && last)
+			return imm ? ROCE_RC_SEND_ONLY_IMM : ROCE_RC_SEND_ONLY;
+		if (first)
+			return ROCE_RC_SEND_FIRST;
+		if (last)
+			return imm ? ROCE_RC_SEND_LAST_IMM : ROCE_RC_SEND_LAST;
+		return ROCE_RC_SEND_MIDDLE;
+	}
+	if (first && last)
+		return imm ? ROCE_RC_WRITE_ONLY_IMM : ROCE_RC_WRITE_ONLY;
+	if (first)
+		return ROCE_RC_WRITE_FIRST;
+	if (last)
+		return imm ? ROCE_RC_WRITE_LAST_IMM : ROCE_RC_WRITE_LAST;
+	return ROCE_RC_WRITE_MIDDLE;
+}
+
+/*
+ * Transmit the next packet of WQE @qp->req_idx.
+ * Return: 0, -ENOMEM (try again later) or a negated ib_wc_status.
+ */
+static int srdma_req_send_one(struct srdma_qp *qp)
+{
+	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req_idx);
+	struct srdma_swqe *st = srdma_st(qp, qp->req_idx);
+	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	bool read = w->opcode == IB_UVERBS_WR_RDMA_READ;
+	bool first = !qp->req_off;
+	u32 n = read ? 0 : min(st->len - qp->req_off, mtu);
+	bool last = read || qp->req_off + n == st->len;
+	u8 opcode = srdma_req_opcode(w, first, last);
+	const struct roce_opcode_info *info = roce_opcode_lookup(opcode);
+	u32 pad = -n & 3;
+	struct roce_bth_fields bth = {
+		.opcode = opcode,
+		.se = last && (w->send_flags & IB_SEND_SOLICITED),
+		.pad = pad,
+		.pkey = ROCE_PKEY_DEFAULT,
+		.qpn = qp->attr.dest_qp_num,
+		.psn = qp->req_psn,
+		.ackreq = last || !(qp->req_psn % SRDMA_ACK_EVERY),
+	};
+	struct sk_buff *skb;
+	u8 *hdr;
+	int err;
+
+	if (first)
+		st->first_psn = qp->req_psn;
+	skb = srdma_pkt_alloc(qp, info->hdr_len + n + pad + ROCE_ICRC_LEN);
+	if (!skb)
+		return -ENOMEM;
+	hdr = skb->data;
+	roce_bth_encode((struct roce_bth *)hdr, &bth);
+	if (info->flags & ROCE_F_RETH)
+		roce_reth_encode((void *)(hdr + info->off[ROCE_EXT_RETH]),
+				 w->wr.rdma.remote_addr, w->wr.rdma.rkey,
+				 st->len);
+	if (info->flags & ROCE_F_IMMDT)
+		roce_immdt_set((void *)(hdr + info->off[ROCE_EXT_IMMDT]),
+			       w->ex);
+
+	if (w->send_flags & IB_SEND_INLINE) {
+		memcpy(hdr + info->hdr_len, (u8 *)w->sge + qp->req_off, n);
+	} else if (n) {
+		err = srdma_sge_copy(qp, w->sge, w->num_sge, qp->req_off,
+				     hdr + info->hdr_len, n, false);
+		if (err) {
+			kfree_skb(skb);
+			return err == -EACCES ? -IB_WC_LOC_PROT_ERR :
+						-IB_WC_LOC_LEN_ERR;
+		}
+	}
+	memset(hdr + info->hdr_len + n, 0, pad + ROCE_ICRC_LEN);
+	srdma_xmit(qp, skb);	/* a lost packet is a lost packet: retried */
+
+	if (read) {
+		qp->req_psn = roce_psn_add(qp->req_psn, st->npkts);
+	} else {
+		qp->req_psn = roce_psn_next(qp->req_psn);
+		qp->req_off += n;
+	}
+	if (last) {
+		qp->req_idx++;
+		qp->req_off = 0;
+	}
+	return 0;
+}
+
+static void srdma_req_cqe(struct srdma_qp *qp, u32 idx, u8 status)
+{
+	struct softrdma_send_wqe *w = srdma_wqe(qp, idx);
+	struct srdma_swqe *st = srdma_st(qp, idx);
+	struct softrdma_cqe cqe = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = srdma_wr_to_wc_opcode(w->opcode),
+		.byte_len = st->len,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	if (status || qp->sig_all || (w->send_flags & IB_SEND_SIGNALED))
+		srdma_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+	srdma_ring_consume(&qp->sq);
+}
+
+/*
+ * Complete, in order, every WQE that is fully acknowledged (before
+ * @qp->una_psn, or a read with all its data).
+ * Return: true if a WQE completed in error: the QP must enter ERR.
+ */
+static bool srdma_comp_progress(struct srdma_qp *qp)
+{
+	while (qp->sq.idx != qp->req_idx) {
+		struct softrdma_send_wqe *w = srdma_wqe(qp, qp->sq.idx);
+		struct srdma_swqe *st = srdma_st(qp, qp->sq.idx);
+
+		if (st->status) {
+			srdma_req_cqe(qp, qp->sq.idx, st->status);
+			return true;
+		}
+		if (w->opcode == IB_UVERBS_WR_RDMA_READ ? !st->read_done :
+		    !roce_psn_before(srdma_last_psn(st), qp->una_psn))
+			break;
+		srdma_req_cqe(qp, qp->sq.idx, IB_WC_SUCCESS);
+	}
+	if (qp->una_psn == qp->req_psn)
+		del_timer(&qp->timer);
+	return false;
+}
+
+/* Go back to the oldest incomplete WQE and send from its start again. */
+static void srdma_req_rewind(struct srdma_qp *qp)
+{
+	u32 i;
+
+	if (qp->sq.idx == qp->req_idx && !qp->req_off)
+		return;
+	for (i = qp->sq.idx; i != qp->fetched; i++)
+		srdma_st(qp, i)->read_off = 0;
+	qp->req_idx = qp->sq.idx;
+	qp->req_off = 0;
+	qp->req_psn = srdma_st(qp, qp->sq.idx)->first_psn;
+	qp->una_psn = qp->req_psn;
+}
+
+/* Send what the window allows. Return: true if the QP must enter ERR. */
+static bool __srdma_req_run(struct srdma_qp *qp)
+{
+	int avail, err;
+	u32 posted;
+
+	if (READ_ONCE(qp->state) != IB_QPS_RTS || qp->rnr_wait || qp->dying)
+		return false;
+	avail = srdma_ring_avail(&qp->sq);
+	if (avail < 0)
+		return true;	/* the user corrupted the producer index */
+	posted = qp->sq.idx + avail;
+
+	while (qp->req_idx != posted &&
+	       roce_psn_diff(qp->req_psn, qp->una_psn) < SRDMA_WINDOW) {
+		if (qp->req_idx == qp->fetched)
+			srdma_fetch(qp);
+		if (srdma_st(qp, qp->req_idx)->status) {
+			qp->req_idx++;	/* completes in order, then errors */
+			break;
+		}
+		err = srdma_req_send_one(qp);
+		if (err == -ENOMEM)
+			break;
+		if (err) {
+			srdma_st(qp, qp->req_idx)->status = -err;
+			qp->req_idx++;
+			qp->req_off = 0;
+			break;
+		}
+	}
+	if (qp->una_psn != qp->req_psn && !timer_pending(&qp->timer))
+		srdma_arm_timer(qp, srdma_ack_timeout(qp));
+	return srdma_comp_progress(qp);
+}
+
+/* Doorbell and QP-state entry point. */
+void srdma_req_run(struct srdma_qp *qp)
+{
+	bool fail;
+
+	spin_lock_bh(&qp->sq_lock);
+	fail = __srdma_req_run(qp);
+	spin_unlock_bh(&qp->sq_lock);
+	if (fail)
+		srdma_qp_error(qp);
+}
+
+/* Entering RTS: the send PSN and retry budgets take effect. */
+void srdma_req_start(struct srdma_qp *qp)
+{
+	spin_lock_bh(&qp->sq_lock);
+	qp->req_idx = qp->sq.idx;
+	qp->fetched = qp->sq.idx;
+	qp->req_off = 0;
+	qp->req_psn = qp->attr.sq_psn;
+	qp->una_psn = qp->attr.sq_psn;
+	qp->retry_left = qp->attr.retry_cnt;
+	qp->rnr_left = qp->attr.rnr_retry;
+	qp->rnr_wait = false;
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+void srdma_timer_fn(struct timer_list *t)
+{
+	struct srdma_qp *qp = from_timer(qp, t, timer);
+	bool fail = false;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->dying || READ_ONCE(qp->state) != IB_QPS_RTS)
+		goto out;
+	if (qp->rnr_wait) {
+		qp->rnr_wait = false;
+	} else if (qp->una_psn != qp->req_psn) {
+		if (!qp->retry_left) {
+			srdma_st(qp, qp->sq.idx)->status = IB_WC_RETRY_EXC_ERR;
+			fail = srdma_comp_progress(qp);
+			goto out;
+		}
+		qp->retry_left--;
+		srdma_req_rewind(qp);
+	}
+	fail = __srdma_req_run(qp);
+out:
+	spin_unlock_bh(&qp->sq_lock);
+	if (fail)
+		srdma_qp_error(qp);
+}
+
+/* Acknowledge everything before @psn if it lies in the window. */
+static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
+{
+	if (roce_psn_before(psn, qp->una_psn) ||
+	    roce_psn_after(psn, qp->req_psn))
+		return false;
+	qp->una_psn = psn;
+	return true;
+}
+
+static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
+{
+	u8 value = roce_aeth_syn_value(syndrome);
+	u8 status;
+
+	switch (roce_aeth_syn_type(syndrome)) {
+	case ROCE_AETH_ACK:
+		if (!srdma_comp_ack_upto(qp, roce_psn_next(psn)))
+			return false;
+		qp->retry_left = qp->attr.retry_cnt;
+		qp->rnr_left = qp->attr.rnr_retry;
+		if (srdma_comp_progress(qp))
+			return true;
+		if (qp->una_psn != qp->req_psn)
+			srdma_arm_timer(qp, srdma_ack_timeout(qp));
+		return __srdma_req_run(qp);
+	case ROCE_AETH_RNR_NAK:
+		if (!srdma_comp_ack_upto(qp, psn))
+			return false;
+		if (srdma_comp_progress(qp))
+			return true;
+		if (qp->sq.idx == qp->req_idx)
+			return false;
+		if (!qp->rnr_left) {
+			srdma_st(qp, qp->sq.idx)->status =
+				IB_WC_RNR_RETRY_EXC_ERR;
+			return srdma_comp_progress(qp);
+		}
+		if (qp->rnr_left != 7)	/* 7: retry forever */
+			qp->rnr_left--;
+		srdma_req_rewind(qp);
+		qp->rnr_wait = true;
+		srdma_arm_timer(qp, usecs_to_jiffies(srdma_rnr_us[value]) ?: 1);
+		return false;
+	case ROCE_AETH_NAK:
+		if (!srdma_comp_ack_upto(qp, psn))
+			return false;
+		if (srdma_comp_progress(qp))
+			return true;
+		switch (value) {
+		case ROCE_NAK_PSN_SEQ_ERR:
+			srdma_req_rewind(qp);
+			return __srdma_req_run(qp);
+		case ROCE_NAK_REMOTE_ACCESS:
+			status = IB_WC_REM_ACCESS_ERR;
+			break;
+		case ROCE_NAK_REMOTE_OP:
+			status = IB_WC_REM_OP_ERR;
+			break;
+		default:
+			status = IB_WC_REM_INV_REQ_ERR;
+			break;
+		}
+		if (qp->sq.idx == qp->req_idx)
+			return false;
+		srdma_st(qp, qp->sq.idx)->status = status;
+		return srdma_comp_progress(qp);
+	default:
+		return false;
+	}
+}
+
+/* A read response: place its data, in PSN order, for the oldest WQE. */
+static bool srdma_comp_read(struct srdma_qp *qp,
+			    const struct roce_pkt_info *pkt, u32 psn)
+{
+	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	struct softrdma_send_wqe *w;
+	struct srdma_swqe *st;
+	u32 i;
+	int err;
+
+	/* The WQE whose response PSNs include @psn; earlier ones are acked. */
+	for (i = qp->sq.idx; i != qp->req_idx; i++) {
+		st = srdma_st(qp, i);
+		if (roce_psn_before(psn, st->first_psn))
+			return false;
+		if (roce_psn_diff(psn, st->first_psn) < st->npkts)
+			break;
+	}
+	if (i == qp->req_idx)
+		return false;
+	w = srdma_wqe(qp, i);
+	if (w->opcode != IB_UVERBS_WR_RDMA_READ || st->read_done ||
+	    psn != roce_psn_add(st->first_psn, st->read_off / mtu) ||
+	    pkt->payload_len > st->len - st->read_off)
+		return false;	/* duplicate or out of order: retried */
+	srdma_comp_ack_upto(qp, st->first_psn);
+
+	err = srdma_sge_copy(qp, w->sge, w->num_sge, st->read_off,
+			     (void *)pkt->payload, pkt->payload_len, true);
+	if (err) {
+		st->status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
+					      IB_WC_LOC_LEN_ERR;
+	} else {
+		st->read_off += pkt->payload_len;
+		if (pkt->info->flags & ROCE_F_LAST) {
+			if (st->read_off != st->len)
+				st->status = IB_WC_BAD_RESP_ERR;
+			st->read_done = true;
+			srdma_comp_ack_upto(qp, roce_psn_next(psn));
+		}
+	}
+	if (srdma_comp_progress(qp))
+		return true;
+	qp->retry_left = qp->attr.retry_cnt;
+	if (qp->una_psn != qp->req_psn)
+		srdma_arm_timer(qp, srdma_ack_timeout(qp));
+	return __srdma_req_run(qp);
+}
+
+/**
+ * srdma_comp_rx - a response packet (ACK, NAK, read response) for @qp
+ * @qp: the requester's QP (RCU-protected by the caller)
+ * @pkt: the parsed packet
+ */
+void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
+{
+	u32 psn = roce_bth_psn(pkt->bth);
+	const struct roce_aeth *aeth = roce_pkt_aeth(pkt);
+	bool fail = false;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (READ_ONCE(qp->state) != IB_QPS_RTS &&
+	    READ_ONCE(qp->state) != IB_QPS_SQD)
+		goto out;
+
+	if (pkt->info->flags & ROCE_F_READ) {
+		/* A NAK can only come as a plain ACK packet. */
+		fail = srdma_comp_read(qp, pkt, psn);
+	} else if (aeth && (pkt->info->flags & ROCE_F_ACK)) {
+		fail = srdma_comp_aeth(qp, psn, roce_aeth_syndrome(aeth));
+	}
+out:
+	spin_unlock_bh(&qp->sq_lock);
+	if (fail)
+		srdma_qp_error(qp);
+}

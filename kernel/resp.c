@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RC responder: executes SEND, RDMA WRITE and RDMA READ requests in PSN
+ * order, answers with ACKs, read responses and NAKs, and completes
+ * receive WQEs. Runs in softirq under qp->rq_lock.
+ */
+#include "srdma.h"
+#include "proto/roce_psn.h"
+
+/* What to do once the lock is dropped. */
+enum srdma_resp_after {
+	RESP_DONE,
+	RESP_QP_ERROR,
+};
+
+int srdma_resp_init(struct srdma_qp *qp)
+{
+	qp->rwqe = kzalloc(qp->rq.slot_size, GFP_KERNEL);
+	return qp->rwqe ? 0 : -ENOMEM;
+}
+
+void srdma_resp_fini(struct srdma_qp *qp)
+{
+	if (qp->wr_mr)
+		srdma_mr_put(qp->wr_mr);
+	qp->wr_mr = NULL;
+	kfree(qp->rwqe);
+	qp->rwqe = NULL;
+}
+
+/* Entering RTR: the receive PSN takes effect, no message is open. */
+void srdma_resp_start(struct srdma_qp *qp)
+{
+	spin_lock_bh(&qp->rq_lock);
+	qp->epsn = qp->attr.rq_psn;
+	qp->msn = 0;
+	qp->nak_sent = false;
+	qp->have_rwqe = false;
+	qp->msg_open = 0;
+	if (qp->wr_mr)
+		srdma_mr_put(qp->wr_mr);
+	qp->wr_mr = NULL;
+	spin_unlock_bh(&qp->rq_lock);
+}
+
+static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
+{
+	const struct roce_opcode_info *info = roce_opcode_lookup(ROCE_RC_ACK);
+	struct roce_bth_fields bth = {
+		.opcode = ROCE_RC_ACK,
+		.pkey = ROCE_PKEY_DEFAULT,
+		.qpn = qp->attr.dest_qp_num,
+		.psn = psn,
+	};
+	struct sk_buff *skb;
+
+	skb = srdma_pkt_alloc(qp, info->hdr_len + ROCE_ICRC_LEN);
+	if (!skb)
+		return;
+	roce_bth_encode((struct roce_bth *)skb->data, &bth);
+	roce_aeth_encode((void *)(skb->data + info->off[ROCE_EXT_AETH]),
+			 syndrome, qp->msn);
+	srdma_xmit(qp, skb);
+}
+
+static void srdma_resp_nak(struct srdma_qp *qp, enum roce_nak_code code)
+{
+	srdma_resp_ack(qp, qp->epsn, roce_aeth_syn_nak(code));
+}
+
+static u8 srdma_ack_syndrome(void)
+{
+	/* Like rdma_rxe: no end-to-end credits. */
+	return roce_aeth_syn_ack(ROCE_AETH_CREDIT_INVALID);
+}
+
+/* Take the next receive WQE off the RQ into our copy. */
+static int srdma_resp_take_rwqe(struct srdma_qp *qp)
+{
+	int avail = srdma_ring_avail(&qp->rq);
+
+	if (avail <= 0)
+		return avail ? avail : -EAGAIN;
+	memcpy(qp->rwqe, srdma_ring_slot(&qp->rq, qp->rq.idx),
+	       qp->rq.slot_size);
+	srdma_ring_consume(&qp->rq);
+	if (qp->rwqe->num_sge > qp->cap.max_recv_sge)
+		return -EINVAL;
+	qp->have_rwqe = true;
+	qp->recv_off = 0;
+	return 0;
+}
+
+static void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode,
+			   u32 byte_len, const struct roce_pkt_info *pkt)
+{
+	const struct roce_immdt *imm = roce_pkt_immdt(pkt);
+	struct softrdma_cqe cqe = {
+		.wr_id = qp->rwqe->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (imm && !status) {
+		cqe.ex = roce_immdt_get(imm);
+		cqe.wc_flags |= IB_WC_WITH_IMM;
+	}
+	qp->have_rwqe = false;
+	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe,
+		      roce_bth_se(pkt->bth));
+}
+
+/* SEND FIRST/MIDDLE/LAST/ONLY. Return: RESP_* or -EAGAIN for RNR. */
+static int srdma_resp_send(struct srdma_qp *qp,
+			   const struct roce_pkt_info *pkt)
+{
+	u32 flags = pkt->info->flags;
+	int err;
+
+	if (flags & ROCE_F_FIRST) {
+		err = srdma_resp_take_rwqe(qp);
+		if (err == -EAGAIN)
+			return -EAGAIN;
+		if (err) {
+			srdma_resp_nak(qp, ROCE_NAK_REMOTE_OP);
+			return RESP_QP_ERROR;
+		}
+	}
+	err = srdma_sge_copy(qp, qp->rwqe->sge, qp->rwqe->num_sge,
+			     qp->recv_off, (void *)pkt->payload,
+			     pkt->payload_len, true);
+	if (err) {
+		srdma_resp_cqe(qp, err == -EACCES ? IB_WC_LOC_PROT_ERR :
+				   IB_WC_LOC_LEN_ERR, IB_WC_RECV, 0, pkt);
+		srdma_resp_nak(qp, err == -EACCES ? ROCE_NAK_REMOTE_OP :
+				   ROCE_NAK_INVALID_REQ);
+		return RESP_QP_ERROR;
+	}
+	qp->recv_off += pkt->payload_len;
+	if (flags & ROCE_F_LAST)
+		srdma_resp_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV, qp->recv_off,
+			       pkt);
+	return RESP_DONE;
+}
+
+/* Check an RDMA access against its MR and the QP's remote access. */
+static struct srdma_mr *srdma_resp_mr(struct srdma_qp *qp,
+				      const struct roce_reth *reth,
+				      int access)
+{
+	struct srdma_mr *mr;
+
+	if (!(qp->attr.qp_access_flags & access))
+		return NULL;
+	mr = srdma_mr_get(to_sdev(qp->ibqp.device), roce_reth_rkey(reth),
+			  qp->ibqp.pd, access);
+	if (mr && !srdma_mr_check(mr, roce_reth_va(reth),
+				  roce_reth_len(reth))) {
+		srdma_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+static int srdma_resp_write(struct srdma_qp *qp,
+			    const struct roce_pkt_info *pkt)
+{
+	const struct roce_reth *reth = roce_pkt_reth(pkt);
+	u32 flags = pkt->info->flags;
+	bool imm = flags & ROCE_F_IMMDT;
+
+	/* The receive WQE first: an RNR retry repeats the write harmlessly. */
+	if (imm && (flags & ROCE_F_LAST)) {
+		int err = srdma_resp_take_rwqe(qp);
+
+		if (err == -EAGAIN)
+			return -EAGAIN;
+		if (err) {
+			srdma_resp_nak(qp, ROCE_NAK_REMOTE_OP);
+			return RESP_QP_ERROR;
+		}
+	}
+	if (flags & ROCE_F_FIRST) {
+		qp->wr_len = roce_reth_len(reth);
+		qp->wr_left = qp->wr_len;
+		qp->wr_va = roce_reth_va(reth);
+		if (qp->wr_left) {
+			qp->wr_mr = srdma_resp_mr(qp, reth,
+						  IB_ACCESS_REMOTE_WRITE);
+			if (!qp->wr_mr) {
+				srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
+				return RESP_QP_ERROR;
+			}
+		}
+	}
+	if (pkt->payload_len > qp->wr_left ||
+	    ((flags & ROCE_F_LAST) && pkt->payload_len != qp->wr_left)) {
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		return RESP_QP_ERROR;
+	}
+	if (pkt->payload_len) {
+		srdma_mr_copy(qp->wr_mr, qp->wr_va, (void *)pkt->payload,
+			      pkt->payload_len, true);
+		qp->wr_va += pkt->payload_len;
+		qp->wr_left -= pkt->payload_len;
+	}
+	if (flags & ROCE_F_LAST) {
+		if (qp->wr_mr)
+			srdma_mr_put(qp->wr_mr);
+		qp->wr_mr = NULL;
+		if (imm)
+			srdma_resp_cqe(qp, IB_WC_SUCCESS,
+				       IB_WC_RECV_RDMA_WITH_IMM, qp->wr_len,
+				       pkt);
+	}
+	return RESP_DONE;
+}
+
+/* Answer a read request (new or duplicate) with its response packets. */
+static int srdma_resp_read(struct srdma_qp *qp,
+			   const struct roce_pkt_info *pkt, u32 psn)
+{
+	const struct roce_reth *reth = roce_pkt_reth(pkt);
+	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 len = roce_reth_len(reth);
+	u64 va = roce_reth_va(reth);
+	u32 npkts = max_t(u32, 1, DIV_ROUND_UP(len, mtu));
+	struct srdma_mr *mr = NULL;
+	u32 i;
+
+	if (len) {
+		mr = srdma_resp_mr(qp, reth, IB_ACCESS_REMOTE_READ);
+		if (!mr) {
+			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
+			return RESP_QP_ERROR;
+		}
+	}
+	for (i = 0; i < npkts; i++) {
+		u32 n = min(len, mtu);
+		u8 opcode = npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
+			    !i ? ROCE_RC_READ_RESP_FIRST :
+			    i == npkts - 1 ? ROCE_RC_READ_RESP_LAST :
+			    ROCE_RC_READ_RESP_MIDDLE;
+		const struct roce_opcode_info *info = roce_opcode_lookup(opcode);
+		u32 pad = -n & 3;
+		struct roce_bth_fields bth = {
+			.opcode = opcode,
+			.pad = pad,
+			.pkey = ROCE_PKEY_DEFAULT,
+			.qpn = qp->attr.dest_qp_num,
+			.psn = roce_psn_add(psn, i),
+		};
+		struct sk_buff *skb;
+		u8 *hdr;
+
+		skb = srdma_pkt_alloc(qp, info->hdr_len + n + pad +
+					  ROCE_ICRC_LEN);
+		if (!skb)
+			break;	/* the requester times out and asks again */
+		hdr = skb->data;
+		roce_bth_encode((struct roce_bth *)hdr, &bth);
+		if (info->flags & ROCE_F_AETH)
+			roce_aeth_encode((void *)(hdr + info->off[ROCE_EXT_AETH]),
+					 srdma_ack_syndrome(), qp->msn);
+		if (n)
+			srdma_mr_copy(mr, va, hdr + info->hdr_len, n, false);
+		memset(hdr + info->hdr_len + n, 0, pad + ROCE_ICRC_LEN);
+		srdma_xmit(qp, skb);
+		va += n;
+		len -= n;
+	}
+	if (mr)
+		srdma_mr_put(mr);
+	return RESP_DONE;
+}
+
+/**
+ * srdma_resp_rx - a request packet for @qp
+ * @qp: the responder's QP (RCU-protected by the caller)
+ * @pkt: the parsed packet
+ */
+void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
+{
+	u32 psn = roce_bth_psn(pkt->bth);
+	u32 flags = pkt->info->flags;
+	enum ib_qp_state state;
+	int ret = RESP_DONE;
+	s32 diff;
+
+	spin_lock_bh(&qp->rq_lock);
+	state = READ_ONCE(qp->state);
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	    state != IB_QPS_SQD && state != IB_QPS_SQE)
+		goto out;
+
+	diff = roce_psn_diff(psn, qp->epsn);
+	if (diff < 0) {
+		/* A retransmission: answer again, execute nothing twice. */
+		if (flags & ROCE_F_READ)
+			srdma_resp_read(qp, pkt, psn);
+		else if (roce_bth_ackreq(pkt->bth))
+			srdma_resp_ack(qp, roce_psn_sub(qp->epsn, 1),
+				       srdma_ack_syndrome());
+		goto out;
+	}
+	if (diff > 0) {
+		/* A gap: one NAK until the expected PSN shows up. */
+		if (!qp->nak_sent)
+			srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
+		qp->nak_sent = true;
+		goto out;
+	}
+	qp->nak_sent = false;
+
+	/*
+	 * FIRST/ONLY start a message, MIDDLE/LAST continue the open one of
+	 * the same kind; a read request comes between messages.
+	 */
+	if ((flags & ROCE_F_READ) ? qp->msg_open :
+	    !!(flags & ROCE_F_FIRST) == !!qp->msg_open ||
+	    (qp->msg_open && !(flags & qp->msg_open))) {
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		ret = RESP_QP_ERROR;
+		goto out;
+	}
+
+	if (flags & ROCE_F_IETH) {
+		/* SEND with invalidate needs memory windows: not yet. */
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		ret = RESP_QP_ERROR;
+		goto out;
+	} else if (flags & ROCE_F_SEND) {
+		ret = srdma_resp_send(qp, pkt);
+	} else if (flags & ROCE_F_WRITE) {
+		ret = srdma_resp_write(qp, pkt);
+	} else if (flags & ROCE_F_READ) {
+		ret = srdma_resp_read(qp, pkt, psn);
+		if (ret == RESP_DONE) {
+			qp->epsn = roce_psn_add(qp->epsn,
+				max_t(u32, 1, DIV_ROUND_UP(roce_reth_len(
+					roce_pkt_reth(pkt)),
+					ib_mtu_enum_to_int(qp->attr.path_mtu))));
+			qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
+		}
+		goto out;
+	} else {
+		/* Atomics are not supported yet. */
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		ret = RESP_QP_ERROR;
+		goto out;
+	}
+
+	if (ret == -EAGAIN) {
+		/* No receive WQE: RNR NAK, the requester sends again later. */
+		srdma_resp_ack(qp, psn,
+			       roce_aeth_syn_rnr(qp->attr.min_rnr_timer));
+		ret = RESP_DONE;
+		goto out;
+	}
+	if (ret != RESP_DONE)
+		goto out;
+
+	qp->msg_open = (flags & ROCE_F_LAST) ? 0 :
+		       flags & (ROCE_F_SEND | ROCE_F_WRITE);
+	qp->epsn = roce_psn_next(qp->epsn);
+	if (flags & ROCE_F_LAST)
+		qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
+	if (roce_bth_ackreq(pkt->bth))
+		srdma_resp_ack(qp, psn, srdma_ack_syndrome());
+out:
+	spin_unlock_bh(&qp->rq_lock);
+	if (ret == RESP_QP_ERROR)
+		srdma_qp_error(qp);
+}

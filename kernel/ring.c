@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared ring memory and its mmap() into user contexts.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "srdma.h"
+
+static inline struct srdma_mmap_entry *
+to_entry(struct rdma_user_mmap_entry *rdma)
+{
+	return container_of(rdma, struct srdma_mmap_entry, rdma);
+}
+
+/**
+ * srdma_ring_alloc - allocate a ring and, for a user queue, its mmap entry
+ * @ring: the ring to fill
+ * @uctx: user context that will mmap it, or NULL for a kernel queue
+ * @num_slots: a power of two
+ * @slot_size: bytes per slot
+ */
+int srdma_ring_alloc(struct srdma_ring *ring, struct ib_ucontext *uctx,
+		     u32 num_slots, u32 slot_size)
+{
+	size_t size = PAGE_ALIGN(SOFTRDMA_RING_HDR_SIZE +
+				 (size_t)num_slots * slot_size);
+	struct srdma_mmap_entry *entry;
+	int err;
+
+	ring->num_slots = num_slots;
+	ring->slot_size = slot_size;
+	ring->idx = 0;
+	ring->mmap = NULL;
+	ring->hdr = vmalloc_user(size);	/* zeroed, mappable to user */
+	if (!ring->hdr)
+		return -ENOMEM;
+	if (!uctx)
+		return 0;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		goto err_free;
+	entry->addr = ring->hdr;
+	err = rdma_user_mmap_entry_insert(uctx, &entry->rdma, size);
+	if (err) {
+		kfree(entry);
+		goto err_free;
+	}
+	ring->mmap = &entry->rdma;
+	return 0;
+
+err_free:
+	vfree(ring->hdr);
+	ring->hdr = NULL;
+	return -ENOMEM;
+}
+
+void srdma_ring_free(struct srdma_ring *ring)
+{
+	if (ring->mmap)
+		rdma_user_mmap_entry_remove(ring->mmap);	/* frees later */
+	else
+		vfree(ring->hdr);
+	ring->hdr = NULL;
+	ring->mmap = NULL;
+}
+
+void srdma_ring_info(const struct srdma_ring *ring,
+		     struct softrdma_ring_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (!ring->mmap)
+		return;
+	info->mmap_offset = rdma_user_mmap_get_offset(ring->mmap);
+	info->mmap_size = ring->mmap->npages << PAGE_SHIFT;
+	info->num_slots = ring->num_slots;
+	info->slot_size = ring->slot_size;
+}
+
+/* Discard every entry: our index catches up with the peer's. */
+void srdma_ring_reset(struct srdma_ring *ring)
+{
+	u32 peer = READ_ONCE(ring->hdr->producer);
+
+	ring->idx = peer;
+	smp_store_release(&ring->hdr->consumer, peer);
+}
+
+int srdma_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma;
+	int err;
+
+	rdma = rdma_user_mmap_entry_get(uctx, vma);
+	if (!rdma)
+		return -EINVAL;
+	if (vma->vm_end - vma->vm_start != rdma->npages << PAGE_SHIFT)
+		err = -EINVAL;
+	else
+		err = remap_vmalloc_range(vma, to_entry(rdma)->addr, 0);
+	rdma_user_mmap_entry_put(rdma);
+	return err;
+}
+
+void srdma_mmap_free(struct rdma_user_mmap_entry *rdma)
+{
+	struct srdma_mmap_entry *entry = to_entry(rdma);
+
+	vfree(entry->addr);
+	kfree(entry);
+}

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Transmit: a QP's path (resolved at RTR) and the RoCEv2 encapsulation of
+ * a packet: UDP, IPv4 or IPv6, ICRC, out through the namespace's stack.
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <rdma/ib_cache.h>
+
+#include "srdma.h"
+#include "proto/roce_icrc.h"
+
+/* RoCEv2's UDP source port range carries flow entropy: 0xc000-0xffff. */
+static __be16 srdma_sport(u32 qpn)
+{
+	return htons(0xc000 | (hash_32(qpn, 14) & 0x3fff));
+}
+
+/**
+ * srdma_av_init - resolve where a connected QP sends
+ * @qp: the QP; @qp->attr.ah_attr holds a GRH with its source GID attribute
+ *
+ * Return: 0, or -EINVAL if the source and destination GIDs are not both
+ * RoCEv2 GIDs of one IP family.
+ */
+int srdma_av_init(struct srdma_qp *qp)
+{
+	const struct rdma_ah_attr *ah = &qp->attr.ah_attr;
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+	const struct ib_gid_attr *sgid = grh->sgid_attr;
+	struct srdma_av *av = &qp->av;
+
+	if (sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+
+	memset(av, 0, sizeof(*av));
+	av->sport = srdma_sport(qp->ibqp.qp_num);
+	av->ttl = grh->hop_limit ?: 64;
+	av->tclass = grh->traffic_class;
+	if (ipv6_addr_v4mapped((struct in6_addr *)sgid->gid.raw)) {
+		if (!ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw))
+			return -EINVAL;
+		av->family = AF_INET;
+		memcpy(&av->saddr4, &sgid->gid.raw[12], 4);
+		memcpy(&av->daddr4, &grh->dgid.raw[12], 4);
+	} else {
+		if (ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw))
+			return -EINVAL;
+		av->family = AF_INET6;
+		memcpy(&av->saddr6, sgid->gid.raw, 16);
+		memcpy(&av->daddr6, grh->dgid.raw, 16);
+		av->flow_label = grh->flow_label;
+	}
+	return 0;
+}
+
+/**
+ * srdma_pkt_alloc - an skb for one RoCEv2 packet of @qp
+ * @qp: the sending QP
+ * @roce_len: BTH through ICRC
+ *
+ * The BTH starts at skb->data; room for UDP/IP/link headers is reserved.
+ */
+struct sk_buff *srdma_pkt_alloc(struct srdma_qp *qp, u32 roce_len)
+{
+	struct net_device *ndev = to_sdev(qp->ibqp.device)->ndev;
+	unsigned int head = LL_RESERVED_SPACE(ndev) +
+			    sizeof(struct ipv6hdr) + sizeof(struct udphdr);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(head + roce_len, GFP_ATOMIC);
+	if (unlikely(!skb))
+		return NULL;
+	skb_reserve(skb, head);
+	skb_put(skb, roce_len);
+	return skb;
+}
+
+static struct udphdr *srdma_push_udp(struct sk_buff *skb,
+				     const struct srdma_av *av, u32 roce_len)
+{
+	struct udphdr *udph = skb_push(skb, sizeof(*udph));
+
+	skb_reset_transport_header(skb);
+	udph->source = av->sport;
+	udph->dest = htons(SRDMA_ROCE_UDP_PORT);
+	udph->len = htons(roce_len + sizeof(*udph));
+	udph->check = 0;	/* the ICRC protects the payload */
+	return udph;
+}
+
+static int srdma_xmit4(struct srdma_dev *sdev, const struct srdma_av *av,
+		       struct sk_buff *skb, u32 roce_len)
+{
+	struct net *net = dev_net(sdev->ndev);
+	struct flowi4 fl4 = {
+		.flowi4_oif = sdev->ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+		.daddr = av->daddr4,
+		.saddr = av->saddr4,
+	};
+	struct udphdr *udph;
+	struct iphdr *iph;
+	struct rtable *rt;
+
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt))
+		goto drop;
+	skb_dst_set(skb, &rt->dst);
+
+	udph = srdma_push_udp(skb, av, roce_len);
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = av->tclass;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = av->ttl;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = av->saddr4;
+	iph->daddr = av->daddr4;
+	/* The ICRC covers the IP ID: choose it before computing the ICRC. */
+	ip_select_ident(net, skb, NULL);
+	roce_icrc_put(skb_tail_pointer(skb) - ROCE_ICRC_LEN,
+		      roce_icrc_ipv4(iph, udph, roce_len));
+
+	skb->protocol = htons(ETH_P_IP);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	return ip_local_out(net, NULL, skb);
+drop:
+	kfree_skb(skb);
+	return -EHOSTUNREACH;
+}
+
+static int srdma_xmit6(struct srdma_dev *sdev, const struct srdma_av *av,
+		       struct sk_buff *skb, u32 roce_len)
+{
+	struct net *net = dev_net(sdev->ndev);
+	struct flowi6 fl6 = {
+		.flowi6_oif = sdev->ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+		.daddr = av->daddr6,
+		.saddr = av->saddr6,
+	};
+	struct dst_entry *dst;
+	struct udphdr *udph;
+	struct ipv6hdr *ip6h;
+
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (IS_ERR(dst))
+		goto drop;
+	skb_dst_set(skb, dst);
+
+	udph = srdma_push_udp(skb, av, roce_len);
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, av->tclass, htonl(av->flow_label));
+	ip6h->payload_len = htons(roce_len + sizeof(*udph));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = av->ttl;
+	ip6h->saddr = av->saddr6;
+	ip6h->daddr = av->daddr6;
+	roce_icrc_put(skb_tail_pointer(skb) - ROCE_ICRC_LEN,
+		      roce_icrc_ipv6(ip6h, udph, roce_len));
+
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	return ip6_local_out(net, NULL, skb);
+drop:
+	kfree_skb(skb);
+	return -EHOSTUNREACH;
+}
+
+/**
+ * srdma_xmit - send one packet built by srdma_pkt_alloc()
+ * @qp: the QP whose path to use
+ * @skb: BTH through ICRC (ICRC space left blank); consumed
+ */
+int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)
+{
+	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
+	u32 roce_len = skb->len;
+
+	if (qp->av.family == AF_INET)
+		return srdma_xmit4(sdev, &qp->av, skb, roce_len);
+	return srdma_xmit6(sdev, &qp->av, skb, roce_len);
+}

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Posting work requests: WQEs go straight into the shared rings. Receives
+ * need no system call; sends ring one doorbell per call.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "softrdma.h"
+
+/* WQE SGEs are struct ibv_sge, so SGE lists are copied in one go. */
+_Static_assert(sizeof(struct softrdma_sge) == sizeof(struct ibv_sge),
+	       "sge size");
+_Static_assert(offsetof(struct softrdma_sge, addr) ==
+	       offsetof(struct ibv_sge, addr), "sge addr");
+_Static_assert(offsetof(struct softrdma_sge, length) ==
+	       offsetof(struct ibv_sge, length), "sge length");
+_Static_assert(offsetof(struct softrdma_sge, lkey) ==
+	       offsetof(struct ibv_sge, lkey), "sge lkey");
+
+#define SRDMA_OP(op)	(1u << IBV_WR_##op)
+
+/* What each QP type may post; anything else is EINVAL. */
+static const uint32_t srdma_qpt_ops[] = {
+	[IBV_QPT_RC] = SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM) |
+		       SRDMA_OP(SEND_WITH_INV) | SRDMA_OP(RDMA_WRITE) |
+		       SRDMA_OP(RDMA_WRITE_WITH_IMM) | SRDMA_OP(RDMA_READ) |
+		       SRDMA_OP(ATOMIC_CMP_AND_SWP) |
+		       SRDMA_OP(ATOMIC_FETCH_AND_ADD),
+	[IBV_QPT_UC] = SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM) |
+		       SRDMA_OP(RDMA_WRITE) | SRDMA_OP(RDMA_WRITE_WITH_IMM),
+	[IBV_QPT_UD] = SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM),
+};
+
+/* Only operations that carry our payload out can take it inline. */
+#define SRDMA_INLINE_OPS	(SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM) | \
+				 SRDMA_OP(SEND_WITH_INV) | \
+				 SRDMA_OP(RDMA_WRITE) | \
+				 SRDMA_OP(RDMA_WRITE_WITH_IMM))
+
+#define SRDMA_EX_OPS		(SRDMA_OP(SEND_WITH_IMM) | \
+				 SRDMA_OP(RDMA_WRITE_WITH_IMM) | \
+				 SRDMA_OP(SEND_WITH_INV))
+
+#define SRDMA_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static uint32_t srdma_send_ops(enum ibv_qp_type type)
+{
+	if ((unsigned int)type >= SRDMA_ARRAY_SIZE(srdma_qpt_ops))
+		return 0;
+	return srdma_qpt_ops[type];
+}
+
+/* Total inline payload; num_sge is already known to be in range. */
+static uint64_t srdma_inline_len(const struct ibv_send_wr *wr)
+{
+	uint64_t len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	return len;
+}
+
+/* 0 if wr may be posted on qp, else the error for it. */
+static int srdma_check_send_wr(const struct srdma_qp *qp, uint32_t ops,
+			       const struct ibv_send_wr *wr)
+{
+	uint32_t op = (uint32_t)wr->opcode;
+
+	if (op >= 32 || !(ops & (1u << op)))
+		return EINVAL;
+	if ((uint32_t)wr->num_sge > qp->cap.max_send_sge)
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		if (!(SRDMA_INLINE_OPS & (1u << op)))
+			return EINVAL;
+		if (srdma_inline_len(wr) > qp->cap.max_inline_data)
+			return EINVAL;
+	}
+	/* UD needs an address vector from an AH: not supported yet. */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
+		return EOPNOTSUPP;
+	return 0;
+}
+
+/* wr passed srdma_check_send_wr(); slot is ours until published. */
+static void srdma_write_send_wqe(void *slot, const struct ibv_send_wr *wr)
+{
+	uint32_t op = (uint32_t)wr->opcode;
+	uint8_t *payload = (uint8_t *)slot + sizeof(struct softrdma_send_wqe);
+	struct softrdma_send_wqe wqe = {
+		.wr_id = wr->wr_id,
+		.opcode = op,
+		.send_flags = wr->send_flags,
+	};
+	int i;
+
+	/* Bit for bit, like ibv_send_wr: imm (big endian) or rkey. */
+	if (SRDMA_EX_OPS & (1u << op))
+		wqe.ex = wr->imm_data;
+
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		wqe.wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		wqe.wr.rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		wqe.wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		wqe.wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		wqe.wr.atomic.swap = wr->wr.atomic.swap;
+		wqe.wr.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	default:
+		break;
+	}
+
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		/* The data is copied now: the caller may reuse it at once. */
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(payload + wqe.inline_len,
+			       (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			wqe.inline_len += wr->sg_list[i].length;
+		}
+	} else {
+		wqe.num_sge = wr->num_sge;
+		memcpy(payload, wr->sg_list,
+		       (size_t)wr->num_sge * sizeof(struct softrdma_sge));
+	}
+	memcpy(slot, &wqe, sizeof(wqe));
+}
+
+/*
+ * The SQ doorbell: a POST_SEND write with no WRs in it, which the kernel
+ * takes as "the SQ producer index moved".
+ */
+static int srdma_sq_doorbell(struct ibv_qp *ibqp)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct ibv_post_send cmd = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_SEND,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.core = {
+			.response = (uintptr_t)&resp,
+			.qp_handle = ibqp->handle,
+			.wr_count = 0,
+			.sge_count = 0,
+			/* Checked by the kernel even with no WRs. */
+			.wqe_size = sizeof(struct ibv_send_wr),
+		},
+	};
+
+	if (write(ibqp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+	struct srdma_ring *sq = &qp->sq;
+	uint32_t ops = srdma_send_ops(ibqp->qp_type);
+	struct ibv_send_wr *first = wr;
+	int posted = 0;
+	void *slot;
+	int ret = 0;
+
+	/*
+	 * Sends need RTS or later. Checked here, not only by the doorbell:
+	 * a WQE left in the ring would run once the QP got to RTS, although
+	 * its post had failed. libibverbs tracks the state across our
+	 * modify_qp; on its own the kernel only moves a QP to an error
+	 * state, where posts are allowed (and flushed).
+	 */
+	if (!sq->hdr || ibqp->state == IBV_QPS_RESET ||
+	    ibqp->state == IBV_QPS_INIT || ibqp->state == IBV_QPS_RTR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&sq->lock);
+	for (; wr; wr = wr->next) {
+		ret = srdma_check_send_wr(qp, ops, wr);
+		if (ret)
+			break;
+		slot = srdma_ring_prod_slot(sq);
+		if (!slot) {
+			ret = ENOMEM;
+			break;
+		}
+		srdma_write_send_wqe(slot, wr);
+		srdma_ring_advance(sq);
+		posted++;
+	}
+	if (posted)
+		srdma_ring_prod_publish(sq);
+	pthread_spin_unlock(&sq->lock);
+
+	if (ret)
+		*bad_wr = wr;
+
+	/* WRs before a bad one stay posted, so they get their doorbell. */
+	if (posted) {
+		int db = srdma_sq_doorbell(ibqp);
+
+		/*
+		 * The kernel refused the doorbell (a dead device, a state
+		 * change racing with us, work it cannot do): the WQEs are
+		 * in the ring but need not ever run. Fail the whole call
+		 * rather than have the caller wait for completions.
+		 */
+		if (db && !ret) {
+			*bad_wr = first;
+			ret = db;
+		}
+	}
+	return ret;
+}
+
+static void srdma_write_recv_wqe(void *slot, const struct ibv_recv_wr *wr)
+{
+	struct softrdma_recv_wqe wqe = {
+		.wr_id = wr->wr_id,
+		.num_sge = wr->num_sge,
+	};
+
+	memcpy((uint8_t *)slot + sizeof(wqe), wr->sg_list,
+	       (size_t)wr->num_sge * sizeof(struct softrdma_sge));
+	memcpy(slot, &wqe, sizeof(wqe));
+}
+
+/* The kernel takes receive WQEs as packets arrive: no doorbell. */
+int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+	struct srdma_ring *rq = &qp->rq;
+	int posted = 0;
+	void *slot;
+	int ret = 0;
+
+	/*
+	 * No RQ: the QP receives through an SRQ, or was made without one.
+	 * A WQE posted in RESET would outlive the reset (see post_send).
+	 */
+	if (!rq->hdr || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&rq->lock);
+	for (; wr; wr = wr->next) {
+		if ((uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
+			ret = EINVAL;
+			break;
+		}
+		slot = srdma_ring_prod_slot(rq);
+		if (!slot) {
+			ret = ENOMEM;
+			break;
+		}
+		srdma_write_recv_wqe(slot, wr);
+		srdma_ring_advance(rq);
+		posted++;
+	}
+	if (posted)
+		srdma_ring_prod_publish(rq);
+	pthread_spin_unlock(&rq->lock);
+
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}

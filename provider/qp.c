@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Queue pair control path: create, modify, query, destroy. The kernel owns
+ * the QP; we map its send and receive rings for post.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "softrdma.h"
+
+/* Our driver data follows the core response with nothing in between. */
+struct srdma_create_qp_resp {
+	struct ib_uverbs_create_qp_resp core;
+	struct softrdma_create_qp_resp drv;
+};
+
+_Static_assert(offsetof(struct srdma_create_qp_resp, drv) ==
+	       sizeof(struct ib_uverbs_create_qp_resp), "create_qp resp");
+_Static_assert(sizeof(struct srdma_create_qp_resp) == 80, "create_qp resp");
+
+static size_t srdma_max(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * num_slots 0 means the kernel made no such queue, which is only right if
+ * it granted no WRs for it. It may round max_wr up, but never past the
+ * ring, or post would fail with ENOMEM below the granted depth.
+ */
+static int srdma_map_wq(struct srdma_ring *r,
+			const struct softrdma_ring_info *info, uint32_t max_wr,
+			size_t min_slot_size, int cmd_fd)
+{
+	if (info->num_slots < max_wr)
+		return EINVAL;
+	if (!info->num_slots)
+		return 0;
+
+	return srdma_ring_map(r, info, min_slot_size, cmd_fd,
+			      SRDMA_RING_PRODUCER);
+}
+
+static int srdma_map_rings(struct srdma_qp *qp,
+			   const struct softrdma_create_qp_resp *drv,
+			   int has_srq, int cmd_fd)
+{
+	const struct ibv_qp_cap *cap = &qp->cap;
+	size_t sq_slot, rq_slot;
+	int ret;
+
+	/* Inline data sits where the SGEs would. */
+	sq_slot = sizeof(struct softrdma_send_wqe) +
+		  srdma_max((size_t)cap->max_send_sge *
+			    sizeof(struct softrdma_sge),
+			    cap->max_inline_data);
+	rq_slot = sizeof(struct softrdma_recv_wqe) +
+		  (size_t)cap->max_recv_sge * sizeof(struct softrdma_sge);
+
+	ret = srdma_map_wq(&qp->sq, &drv->sq, cap->max_send_wr, sq_slot,
+			   cmd_fd);
+	if (ret)
+		return ret;
+
+	/* Receives go to the SRQ; the kernel's max_recv_wr means nothing. */
+	if (has_srq)
+		return 0;
+
+	ret = srdma_map_wq(&qp->rq, &drv->rq, cap->max_recv_wr, rq_slot,
+			   cmd_fd);
+	if (ret)
+		srdma_ring_unmap(&qp->sq);
+	return ret;
+}
+
+struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr)
+{
+	struct srdma_create_qp_resp resp = {};
+	struct ibv_create_qp cmd = {};
+	struct srdma_qp *qp;
+	int ret;
+
+	/* The only types post.c knows how to build WQEs for. */
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	default:
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
+				&resp.core, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	/*
+	 * The granted capabilities, whichever command path was taken: over
+	 * ioctl the core part of resp stays unwritten.
+	 */
+	qp->cap = attr->cap;
+
+	ret = srdma_map_rings(qp, &resp.drv, attr->srq != NULL,
+			      pd->context->cmd_fd);
+	if (ret)
+		goto err_destroy;
+
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * A reset may rewind the kernel's view of the rings; take it over before
+ * the next post. The lock keeps a concurrent poster (a misuse, but not
+ * ours to crash on) from publishing a stale index.
+ */
+static void srdma_resync_wq(struct srdma_ring *r)
+{
+	if (!r->hdr)
+		return;
+
+	pthread_spin_lock(&r->lock);
+	srdma_ring_sync(r, SRDMA_RING_PRODUCER);
+	pthread_spin_unlock(&r->lock);
+}
+
+int srdma_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		    int attr_mask)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+	struct ibv_modify_qp cmd = {};
+	int ret;
+
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		srdma_resync_wq(&qp->sq);
+		srdma_resync_wq(&qp->rq);
+	}
+	return 0;
+}
+
+int srdma_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr,
+				&cmd, sizeof(cmd));
+}
+
+int srdma_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+	int ret;
+
+	/* The kernel stops using the rings before they go away. */
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	srdma_ring_unmap(&qp->sq);
+	srdma_ring_unmap(&qp->rq);
+	free(qp);
+	return 0;
+}
