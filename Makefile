@@ -7,6 +7,7 @@
 #   make deps     install the Debian packages build, demo and tests need
 #   make demo     deps + build + a VM that creates srdma0 and shows it
 #   make check    build + unit tests on the host + selftests in the VM
+#   make bench    perftest over softrdma and rdma_rxe in one VM, ratios
 #   make install  install module and provider on this machine
 #
 # KVER/KDIR select the kernel: the newest in /lib/modules by default.
@@ -19,9 +20,9 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	busybox-static kmod iproute2 binutils gcc make clang pkg-config \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
-	perftest python3-pyverbs
+	perftest python3-pyverbs gnuplot-nox
 
-.PHONY: all module provider selftests deps demo check unit install clean
+.PHONY: all module provider selftests deps demo check bench unit install clean
 
 all: module provider selftests
 
@@ -45,6 +46,13 @@ demo: deps
 	qemu-scripts/stage-modules.sh $(KVER) build/modroot
 	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
 		qemu-scripts/vm-run.sh -t 600 -- qemu-scripts/demo.sh
+
+bench: all
+	qemu-scripts/stage-modules.sh $(KVER) build/modroot
+	mkdir -p build/bench
+	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
+		qemu-scripts/vm-run.sh -t 1800 -o build/bench/vm -- bench/guest.sh
+	bench/report.sh build/bench/vm/bench.csv build/bench
 
 unit: selftests
 	$(MAKE) -C selftests/unit run

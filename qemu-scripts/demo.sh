@@ -10,8 +10,22 @@ veth_pair veth0 veth1 10.9.0.1/24
 ip addr add fd00:9::1/64 dev veth0 nodad
 
 step() { printf '\n$ %s\n' "$*"; "$@"; }
+# server_client TOOL ARGS...: TOOL's server in the background, then its
+# client against it over srdma0 (loopback through the device).
+server_client() {
+	local tool=$1
+	shift
+	"$tool" "$@" >/dev/null 2>&1 &
+	wait_for "ss -Hltn 'sport = :18515' | grep -q ." 60
+	step "$tool" "$@" 127.0.0.1
+	wait
+}
+
 step rdma link add srdma0 type softrdma netdev veth0
 step rdma link show
 step ibv_devices
 step ibv_devinfo -v -d srdma0
+wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001'
+server_client ibv_rc_pingpong -d srdma0 -g 1 -s 4096 -n 1000
+server_client ib_write_bw -d srdma0 -x 1 -F -s 65536 -n 500
 step rdma link delete srdma0

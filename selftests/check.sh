@@ -62,20 +62,29 @@ else
 	failed=$((failed + 1))
 fi
 
-echo "== two-host selftests (VM pair)"
-SRDMA_MODROOT=$outdir/modroot VM_ENV=SRDMA_MODROOT \
-	qemu-scripts/vm-pair.sh -t 600 -o "$outdir/pair" -- \
-	'selftests/run.sh pair.sh' ::: 'selftests/run.sh pair.sh'
-pair_rc=$?
-for host in a b; do
-	if [ -f "$outdir/pair/$host/counts" ]; then
-		read -r p f s <"$outdir/pair/$host/counts"
-		add_counts "$p passed, $f failed, $s skipped"
-	else
-		failed=$((failed + 1))
-	fi
-done
-[ $pair_rc -eq 0 ] || vm_rc=$pair_rc
+# pair NAME ENV...: both hosts run run.sh PAIR_TESTS; ENV goes to both.
+pair() {
+	local name=$1 host p f s
+	shift
+	echo "== two-host selftests: $name (VM pair)"
+	env "$@" SRDMA_MODROOT="$outdir/modroot" \
+		VM_ENV="SRDMA_MODROOT PAIR_A" \
+		qemu-scripts/vm-pair.sh -t 900 -o "$outdir/$name" -- \
+		"selftests/run.sh $PAIR_TESTS" ::: "selftests/run.sh $PAIR_TESTS"
+	local rc=$?
+	for host in a b; do
+		if [ -f "$outdir/$name/$host/counts" ]; then
+			read -r p f s <"$outdir/$name/$host/counts"
+			add_counts "$p passed, $f failed, $s skipped"
+		else
+			failed=$((failed + 1))
+		fi
+	done
+	[ $rc -eq 0 ] || vm_rc=$rc
+}
+PAIR_TESTS="pair.sh pair_tools.sh" pair softrdma PAIR_A=softrdma
+# rdma_rxe on host a, softrdma on host b: interoperability
+PAIR_TESTS="pair_tools.sh" pair rxe-interop PAIR_A=rxe
 
 # A clean count with a failed VM run means a splat or a crash: a failure.
 if [ $vm_rc -ne 0 ] && [ "$failed" -eq 0 ]; then

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The standard tools users run, unchanged, over srdma0: ibv_rc_pingpong
+# and perftest, server and client on the same device.
+. "$(dirname "$0")/lib.sh"
+trap srdma_cleanup EXIT
+
+PORT=18515
+TOOL_TIMEOUT=${TOOL_TIMEOUT:-120}
+
+# client_server NAME SERVER_CMD CLIENT_ARGS...: the server runs SERVER_CMD,
+# the client the same tool with CLIENT_ARGS; both must succeed.
+client_server() {
+	local name=$1 server=$2 out rc_s rc_c
+	shift 2
+	out=$(mktemp)
+	timeout "$TOOL_TIMEOUT" $server >"$out" 2>&1 &
+	local pid=$!
+	if ! wait_for "ss -Hltn 'sport = :$PORT' | grep -q ." 60; then
+		kill $pid 2>/dev/null
+	fi
+	timeout "$TOOL_TIMEOUT" "$@" >>"$out" 2>&1
+	rc_c=$?
+	wait $pid
+	rc_s=$?
+	if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ]; then
+		ktap_print "client exit $rc_c, server exit $rc_s"
+		sed 's/^/# /' "$out" | tail -n 20
+	fi
+	rm -f "$out"
+	[ $rc_c -eq 0 ] && [ $rc_s -eq 0 ]
+	ktap_result "$name" $?
+}
+
+pingpong() {	# pingpong SIZE ITERS [-e]
+	local args="-d srdma0 -g 1 -s $1 -n $2 ${3:-}"
+	client_server "ibv_rc_pingpong -s $1 ${3:-}" \
+		"ibv_rc_pingpong $args" ibv_rc_pingpong $args 127.0.0.1
+}
+
+perftest() {	# perftest TOOL SIZE ITERS
+	local args="-d srdma0 -x 1 -F -s $2 -n $3"
+	client_server "$1 -s $2" "$1 $args" $1 $args 127.0.0.1
+}
+
+ktap_plan 14
+srdma_cleanup
+veth_pair veth0 veth1 10.9.0.1/24
+rdma link add srdma0 type softrdma netdev veth0 || exit $KSFT_FAIL
+wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001' || exit $KSFT_FAIL
+
+pingpong 1 100
+pingpong 4096 100
+pingpong 1048576 10
+pingpong 1 100 -e
+pingpong 65536 50 -e
+pingpong 1000000 10 -e
+perftest ib_send_bw 65536 200
+perftest ib_write_bw 65536 200
+perftest ib_read_bw 65536 200
+perftest ib_send_lat 8 200
+perftest ib_write_lat 8 200
+perftest ib_read_lat 8 200
+perftest ib_write_bw 1048576 20
+perftest ib_read_bw 4096 200
+ktap_finish
