@@ -36,7 +36,7 @@ bench_dev() {
 	for size in $LAT_SIZES; do
 		row=$(run "$dev" ib_write_lat "$size" "$ITERS")
 		echo "$row" | awk -v d="$dev" -v s="$size" \
-			'NF { print d ",write_lat_us," s "," $6 }' >>"$CSV"
+			'NF { print d ",write_lat_us," s "," $5 }' >>"$CSV"
 	done
 	row=$(run "$dev" ib_send_bw 64 $((ITERS * 5)))
 	echo "$row" | awk -v d="$dev" \

@@ -38,7 +38,7 @@ set title "ib_write_bw"
 plot "$out/bw.dat" using 2:3 with linespoints title "softrdma", \
      "$out/bw.dat" using 2:4 with linespoints title "rdma_rxe"
 set ylabel "usec"
-set title "ib_write_lat (avg)"
+set title "ib_write_lat (typical)"
 plot "$out/lat.dat" using 2:3 with linespoints title "softrdma", \
      "$out/lat.dat" using 2:4 with linespoints title "rdma_rxe"
 unset multiplot

@@ -110,9 +110,12 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 
-	err = srdma_qp_alloc_rings(qp, &init->cap, &uctx->ibuc);
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
 		return err;
+	err = srdma_qp_alloc_rings(qp, &init->cap, &uctx->ibuc);
+	if (err)
+		goto err_dst;
 	err = srdma_req_init(qp);
 	if (err)
 		goto err_rings;
@@ -146,6 +149,8 @@ err_req:
 err_rings:
 	srdma_ring_free(&qp->rq);
 	srdma_ring_free(&qp->sq);
+err_dst:
+	dst_cache_destroy(&qp->dst_cache);
 	return err;
 }
 
@@ -162,6 +167,7 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	srdma_ring_free(&qp->rq);
 	srdma_ring_free(&qp->sq);
+	dst_cache_destroy(&qp->dst_cache);
 	return 0;
 }
 
@@ -195,6 +201,13 @@ static void srdma_flush_ring(struct srdma_qp *qp, struct srdma_ring *ring,
 	int n;
 
 	spin_lock_bh(lock);
+	/* A receive WQE the responder already took off the ring. */
+	if (!send && qp->have_rwqe) {
+		cqe.wr_id = qp->rwqe->wr_id;
+		cqe.opcode = IB_WC_RECV;
+		if (!srdma_cq_post(to_scq(ibcq), &cqe, false))
+			qp->have_rwqe = false;
+	}
 	n = srdma_ring_avail(ring);
 	while (n-- > 0) {
 		const void *slot = srdma_ring_slot(ring, ring->idx);

@@ -21,9 +21,6 @@ int srdma_resp_init(struct srdma_qp *qp)
 
 void srdma_resp_fini(struct srdma_qp *qp)
 {
-	if (qp->wr_mr)
-		srdma_mr_put(qp->wr_mr);
-	qp->wr_mr = NULL;
 	kfree(qp->rwqe);
 	qp->rwqe = NULL;
 }
@@ -37,9 +34,6 @@ void srdma_resp_start(struct srdma_qp *qp)
 	qp->nak_sent = false;
 	qp->have_rwqe = false;
 	qp->msg_open = 0;
-	if (qp->wr_mr)
-		srdma_mr_put(qp->wr_mr);
-	qp->wr_mr = NULL;
 	spin_unlock_bh(&qp->rq_lock);
 }
 
@@ -146,19 +140,22 @@ static int srdma_resp_send(struct srdma_qp *qp,
 	return RESP_DONE;
 }
 
-/* Check an RDMA access against its MR and the QP's remote access. */
-static struct srdma_mr *srdma_resp_mr(struct srdma_qp *qp,
-				      const struct roce_reth *reth,
-				      int access)
+/*
+ * The MR of an RDMA access, checked against the QP's remote access flags
+ * and the range [@va, @va + @len). No reference is kept across packets:
+ * each packet of a multi-packet write looks the key up again, so a
+ * deregistration never waits on a peer that stopped mid-message.
+ */
+static struct srdma_mr *srdma_resp_mr(struct srdma_qp *qp, u32 rkey, u64 va,
+				      u32 len, int access)
 {
 	struct srdma_mr *mr;
 
 	if (!(qp->attr.qp_access_flags & access))
 		return NULL;
-	mr = srdma_mr_get(to_sdev(qp->ibqp.device), roce_reth_rkey(reth),
-			  qp->ibqp.pd, access);
-	if (mr && !srdma_mr_check(mr, roce_reth_va(reth),
-				  roce_reth_len(reth))) {
+	mr = srdma_mr_get(to_sdev(qp->ibqp.device), rkey, qp->ibqp.pd,
+			  access);
+	if (mr && !srdma_mr_check(mr, va, len)) {
 		srdma_mr_put(mr);
 		mr = NULL;
 	}
@@ -171,6 +168,7 @@ static int srdma_resp_write(struct srdma_qp *qp,
 	const struct roce_reth *reth = roce_pkt_reth(pkt);
 	u32 flags = pkt->info->flags;
 	bool imm = flags & ROCE_F_IMMDT;
+	u32 n = pkt->payload_len;
 
 	/* The receive WQE first: an RNR retry repeats the write harmlessly. */
 	if (imm && (flags & ROCE_F_LAST)) {
@@ -187,35 +185,43 @@ static int srdma_resp_write(struct srdma_qp *qp,
 		qp->wr_len = roce_reth_len(reth);
 		qp->wr_left = qp->wr_len;
 		qp->wr_va = roce_reth_va(reth);
-		if (qp->wr_left) {
-			qp->wr_mr = srdma_resp_mr(qp, reth,
-						  IB_ACCESS_REMOTE_WRITE);
-			if (!qp->wr_mr) {
+		qp->wr_rkey = roce_reth_rkey(reth);
+		/* All of it must be allowed before the first byte lands. */
+		if (qp->wr_len) {
+			struct srdma_mr *mr = srdma_resp_mr(qp, qp->wr_rkey,
+							    qp->wr_va,
+							    qp->wr_len,
+							    IB_ACCESS_REMOTE_WRITE);
+
+			if (!mr) {
 				srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
 				return RESP_QP_ERROR;
 			}
+			srdma_mr_put(mr);
 		}
 	}
-	if (pkt->payload_len > qp->wr_left ||
-	    ((flags & ROCE_F_LAST) && pkt->payload_len != qp->wr_left)) {
+	if (n > qp->wr_left || ((flags & ROCE_F_LAST) && n != qp->wr_left)) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 		return RESP_QP_ERROR;
 	}
-	if (pkt->payload_len) {
-		srdma_mr_copy(qp->wr_mr, qp->wr_va, (void *)pkt->payload,
-			      pkt->payload_len, true);
-		qp->wr_va += pkt->payload_len;
-		qp->wr_left -= pkt->payload_len;
+	/* A zero-length write touches no memory: no key check (IBA 9.4.4). */
+	if (qp->wr_len) {
+		struct srdma_mr *mr = srdma_resp_mr(qp, qp->wr_rkey,
+						    qp->wr_va, n,
+						    IB_ACCESS_REMOTE_WRITE);
+
+		if (!mr) {
+			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
+			return RESP_QP_ERROR;
+		}
+		srdma_mr_copy(mr, qp->wr_va, (void *)pkt->payload, n, true);
+		srdma_mr_put(mr);
+		qp->wr_va += n;
+		qp->wr_left -= n;
 	}
-	if (flags & ROCE_F_LAST) {
-		if (qp->wr_mr)
-			srdma_mr_put(qp->wr_mr);
-		qp->wr_mr = NULL;
-		if (imm)
-			srdma_resp_cqe(qp, IB_WC_SUCCESS,
-				       IB_WC_RECV_RDMA_WITH_IMM, qp->wr_len,
-				       pkt);
-	}
+	if ((flags & ROCE_F_LAST) && imm)
+		srdma_resp_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
+			       qp->wr_len, pkt);
 	return RESP_DONE;
 }
 
@@ -232,7 +238,8 @@ static int srdma_resp_read(struct srdma_qp *qp,
 	u32 i;
 
 	if (len) {
-		mr = srdma_resp_mr(qp, reth, IB_ACCESS_REMOTE_READ);
+		mr = srdma_resp_mr(qp, roce_reth_rkey(reth), va, len,
+				   IB_ACCESS_REMOTE_READ);
 		if (!mr) {
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
 			return RESP_QP_ERROR;

@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "softrdma-abi.h"
@@ -197,6 +198,7 @@ struct srdma_swqe {
  * @cap: the queue sizes actually allocated
  * @sig_all: every send WQE is signaled
  * @av: the path, valid from RTR on
+ * @dst_cache: the route of @av
  * @sq_copy: kernel copies of started send WQEs, one per SQ slot: the
  *	user can rewrite the ring at any time, we act on our copy only
  * @swqe: requester state per SQ slot
@@ -218,7 +220,7 @@ struct srdma_swqe {
  * @recv_off: bytes placed into @rwqe so far
  * @msg_open: responder: ROCE_F_SEND or ROCE_F_WRITE while a multi-packet
  *	message is under way, else 0
- * @wr_mr: responder: MR of the RDMA WRITE in progress
+ * @wr_rkey: responder: rkey of the RDMA WRITE in progress
  * @wr_len: its total length
  * @wr_va: next address of that write
  * @wr_left: bytes of it still to come
@@ -239,6 +241,7 @@ struct srdma_qp {
 	struct ib_qp_cap cap;
 	bool sig_all;
 	struct srdma_av av;
+	struct dst_cache dst_cache;
 
 	u8 *sq_copy;
 	struct srdma_swqe *swqe;
@@ -260,7 +263,7 @@ struct srdma_qp {
 	bool have_rwqe;
 	u32 recv_off;
 	u32 msg_open;
-	struct srdma_mr *wr_mr;
+	u32 wr_rkey;
 	u32 wr_len;
 	u64 wr_va;
 	u32 wr_left;

@@ -6,6 +6,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6_stubs.h>
@@ -39,6 +40,7 @@ int srdma_av_init(struct srdma_qp *qp)
 		return -EINVAL;
 
 	memset(av, 0, sizeof(*av));
+	dst_cache_reset(&qp->dst_cache);
 	av->sport = srdma_sport(qp->ibqp.qp_num);
 	av->ttl = grh->hop_limit ?: 64;
 	av->tclass = grh->traffic_class;
@@ -94,21 +96,58 @@ static struct udphdr *srdma_push_udp(struct sk_buff *skb,
 	return udph;
 }
 
-static int srdma_xmit4(struct srdma_dev *sdev, const struct srdma_av *av,
+/* The QP's route: cached per CPU, looked up again once it goes stale. */
+static struct rtable *srdma_route4(struct srdma_qp *qp, struct net *net)
+{
+	struct net_device *ndev = to_sdev(qp->ibqp.device)->ndev;
+	struct flowi4 fl4 = {
+		.flowi4_oif = ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+		.daddr = qp->av.daddr4,
+		.saddr = qp->av.saddr4,
+	};
+	struct rtable *rt;
+	__be32 saddr;
+
+	rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
+	if (rt)
+		return rt;
+	rt = ip_route_output_key(net, &fl4);
+	if (!IS_ERR(rt))
+		dst_cache_set_ip4(&qp->dst_cache, &rt->dst, fl4.saddr);
+	return rt;
+}
+
+static struct dst_entry *srdma_route6(struct srdma_qp *qp, struct net *net)
+{
+	struct net_device *ndev = to_sdev(qp->ibqp.device)->ndev;
+	struct flowi6 fl6 = {
+		.flowi6_oif = ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+		.daddr = qp->av.daddr6,
+		.saddr = qp->av.saddr6,
+	};
+	struct dst_entry *dst;
+	struct in6_addr saddr;
+
+	dst = dst_cache_get_ip6(&qp->dst_cache, &saddr);
+	if (dst)
+		return dst;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (!IS_ERR(dst))
+		dst_cache_set_ip6(&qp->dst_cache, dst, &fl6.saddr);
+	return dst;
+}
+
+static int srdma_xmit4(struct srdma_qp *qp, const struct srdma_av *av,
 		       struct sk_buff *skb, u32 roce_len)
 {
-	struct net *net = dev_net(sdev->ndev);
-	struct flowi4 fl4 = {
-		.flowi4_oif = sdev->ndev->ifindex,
-		.flowi4_proto = IPPROTO_UDP,
-		.daddr = av->daddr4,
-		.saddr = av->saddr4,
-	};
+	struct net *net = to_sdev(qp->ibqp.device)->net;
 	struct udphdr *udph;
 	struct iphdr *iph;
 	struct rtable *rt;
 
-	rt = ip_route_output_key(net, &fl4);
+	rt = srdma_route4(qp, net);
 	if (IS_ERR(rt))
 		goto drop;
 	skb_dst_set(skb, &rt->dst);
@@ -138,21 +177,15 @@ drop:
 	return -EHOSTUNREACH;
 }
 
-static int srdma_xmit6(struct srdma_dev *sdev, const struct srdma_av *av,
+static int srdma_xmit6(struct srdma_qp *qp, const struct srdma_av *av,
 		       struct sk_buff *skb, u32 roce_len)
 {
-	struct net *net = dev_net(sdev->ndev);
-	struct flowi6 fl6 = {
-		.flowi6_oif = sdev->ndev->ifindex,
-		.flowi6_proto = IPPROTO_UDP,
-		.daddr = av->daddr6,
-		.saddr = av->saddr6,
-	};
+	struct net *net = to_sdev(qp->ibqp.device)->net;
 	struct dst_entry *dst;
 	struct udphdr *udph;
 	struct ipv6hdr *ip6h;
 
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	dst = srdma_route6(qp, net);
 	if (IS_ERR(dst))
 		goto drop;
 	skb_dst_set(skb, dst);
@@ -184,10 +217,9 @@ drop:
  */
 int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)
 {
-	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
 	u32 roce_len = skb->len;
 
 	if (qp->av.family == AF_INET)
-		return srdma_xmit4(sdev, &qp->av, skb, roce_len);
-	return srdma_xmit6(sdev, &qp->av, skb, roce_len);
+		return srdma_xmit4(qp, &qp->av, skb, roce_len);
+	return srdma_xmit6(qp, &qp->av, skb, roce_len);
 }

@@ -8,6 +8,7 @@
 #define SRDMA_KTAP_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,16 +32,34 @@ static inline void ktap_plan(int tests)
 	ktap.planned = tests;
 }
 
+static inline void ktap_vprint(const char *fmt, va_list ap)
+{
+	printf("# ");
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+}
+
 static inline void ktap_print(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("# ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	ktap_vprint(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
+}
+
+/* If @cond is false, say why as a diagnostic; returns @cond for chaining. */
+static inline bool ktap_expect(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cond)
+		return true;
+	va_start(ap, fmt);
+	ktap_vprint(fmt, ap);
+	va_end(ap);
+	return false;
 }
 
 /* Record one behaviour's result; returns @pass so callers can chain. */

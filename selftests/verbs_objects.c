@@ -57,7 +57,7 @@
 
 #define SQD_WAIT_MS	2000
 
-/* A test returns one of these; a bool from expect() is FAIL or PASS. */
+/* A test returns one of these; a bool from ktap_expect() is FAIL or PASS. */
 enum { T_FAIL, T_PASS, T_SKIP };
 
 struct env {
@@ -73,22 +73,6 @@ struct env {
 	uint32_t lkey;
 	char why[128];		/* skip reason of the running test */
 };
-
-/* Print what failed; returns @cond so checks can be chained. */
-static bool expect(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cond)
-		return true;
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	return false;
-}
 
 static int skip(struct env *e, const char *fmt, ...)
 {
@@ -443,7 +427,7 @@ static int sysprobe_run(struct env *e, struct sysprobe *sp)
 		return skip(e, "pthread_create: %s", strerror(err));
 	if (sp->setup_err)
 		return skip(e, "seccomp filter: %s", strerror(sp->setup_err));
-	if (!expect(sp->bad_call < 0, "call %d of %d returned %d",
+	if (!ktap_expect(sp->bad_call < 0, "call %d of %d returned %d",
 		    sp->bad_call, sp->calls, sp->bad_ret))
 		return T_FAIL;
 	return T_PASS;
@@ -465,11 +449,11 @@ static int t_mr_reg(struct env *e)
 
 	if (!mr)
 		return setup_failed(e, "reg_mr", errno);
-	ok = expect(mr->lkey && mr->rkey, "lkey %#x rkey %#x", mr->lkey,
+	ok = ktap_expect(mr->lkey && mr->rkey, "lkey %#x rkey %#x", mr->lkey,
 		    mr->rkey);
-	ok &= expect(mr->addr == e->buf && mr->length == BUF_SIZE,
+	ok &= ktap_expect(mr->addr == e->buf && mr->length == BUF_SIZE,
 		     "addr %p length %zu", mr->addr, mr->length);
-	ok &= expect(!ibv_dereg_mr(mr), "dereg_mr: %s", strerror(errno));
+	ok &= ktap_expect(!ibv_dereg_mr(mr), "dereg_mr: %s", strerror(errno));
 	return ok;
 }
 
@@ -486,7 +470,7 @@ static int t_mr_distinct(struct env *e)
 		ibv_dereg_mr(a);
 		return setup_failed(e, "second reg_mr", errno);
 	}
-	ok = expect(a->lkey != b->lkey && a->rkey != b->rkey,
+	ok = ktap_expect(a->lkey != b->lkey && a->rkey != b->rkey,
 		    "keys %#x/%#x and %#x/%#x", a->lkey, a->rkey, b->lkey,
 		    b->rkey);
 	ibv_dereg_mr(b);
@@ -502,7 +486,7 @@ static int t_mr_dereg(struct env *e)
 	if (!mr)
 		return setup_failed(e, "reg_mr", errno);
 	ret = ibv_dereg_mr(mr);
-	return expect(!ret, "dereg_mr: %s", strerror(ret));
+	return ktap_expect(!ret, "dereg_mr: %s", strerror(ret));
 }
 
 /* IB spec (o10-37) and ib_check_mr_access(): remote write needs local. */
@@ -514,9 +498,9 @@ static int t_mr_remote_write_needs_local(struct env *e)
 	mr = ibv_reg_mr(e->pd, e->buf, BUF_SIZE, IBV_ACCESS_REMOTE_WRITE);
 	if (mr) {
 		ibv_dereg_mr(mr);
-		return expect(false, "reg_mr succeeded");
+		return ktap_expect(false, "reg_mr succeeded");
 	}
-	return expect(errno == EINVAL, "errno %d (%s)", errno,
+	return ktap_expect(errno == EINVAL, "errno %d (%s)", errno,
 		      strerror(errno));
 }
 
@@ -526,7 +510,7 @@ static int t_mr_zero_length(struct env *e)
 
 	if (mr) {
 		ibv_dereg_mr(mr);
-		return expect(false, "reg_mr of 0 bytes succeeded");
+		return ktap_expect(false, "reg_mr of 0 bytes succeeded");
 	}
 	ktap_print("errno %d (%s)", errno, strerror(errno));
 	return errno == EOPNOTSUPP ? skip(e, "reg_mr not supported") : T_PASS;
@@ -544,7 +528,7 @@ static int t_mr_unmapped(struct env *e)
 	mr = ibv_reg_mr(e->pd, p, len, MR_ACCESS);
 	if (mr) {
 		ibv_dereg_mr(mr);
-		return expect(false, "reg_mr of an unmapped range succeeded");
+		return ktap_expect(false, "reg_mr of an unmapped range succeeded");
 	}
 	ktap_print("errno %d (%s)", errno, strerror(errno));
 	return errno == EOPNOTSUPP ? skip(e, "reg_mr not supported") : T_PASS;
@@ -568,7 +552,7 @@ static int t_mr_keys_unguessable(struct env *e)
 			return setup_failed(e, "reg_mr", errno);
 		key[i] = mr->rkey;
 		if (ibv_dereg_mr(mr))
-			return expect(false, "dereg_mr: %s", strerror(errno));
+			return ktap_expect(false, "dereg_mr: %s", strerror(errno));
 	}
 	for (i = 0; i < NR_KEYS - 1; i++)
 		diff[i] = key[i + 1] - key[i];
@@ -578,7 +562,7 @@ static int t_mr_keys_unguessable(struct env *e)
 		if (same > most)
 			most = same;
 	}
-	return expect(most < (NR_KEYS - 1) / 2,
+	return ktap_expect(most < (NR_KEYS - 1) / 2,
 		      "%d of %d consecutive rkey differences are equal (%#x, %#x, %#x, ...)",
 		      most, NR_KEYS - 1, key[0], key[1], key[2]);
 }
@@ -592,14 +576,14 @@ static int t_pd_busy_mr(struct env *e)
 	bool ok;
 
 	if (!pd)
-		return expect(false, "alloc_pd: %s", strerror(errno));
+		return ktap_expect(false, "alloc_pd: %s", strerror(errno));
 	mr = ibv_reg_mr(pd, e->buf, BUF_SIZE, MR_ACCESS);
 	if (!mr) {
 		ibv_dealloc_pd(pd);
 		return setup_failed(e, "reg_mr", errno);
 	}
 	ret = ibv_dealloc_pd(pd);
-	ok = expect(ret == EBUSY, "dealloc_pd: %d (%s)", ret, strerror(ret));
+	ok = ktap_expect(ret == EBUSY, "dealloc_pd: %d (%s)", ret, strerror(ret));
 	ibv_dereg_mr(mr);
 	if (!ret)	/* freed under the MR: nothing more to release */
 		return T_FAIL;
@@ -614,17 +598,17 @@ static int t_pd_free_after_dereg(struct env *e)
 	int ret;
 
 	if (!pd)
-		return expect(false, "alloc_pd: %s", strerror(errno));
+		return ktap_expect(false, "alloc_pd: %s", strerror(errno));
 	mr = ibv_reg_mr(pd, e->buf, BUF_SIZE, MR_ACCESS);
 	if (!mr) {
 		ibv_dealloc_pd(pd);
 		return setup_failed(e, "reg_mr", errno);
 	}
 	ret = ibv_dereg_mr(mr);
-	if (!expect(!ret, "dereg_mr: %s", strerror(ret)))
+	if (!ktap_expect(!ret, "dereg_mr: %s", strerror(ret)))
 		return T_FAIL;
 	ret = ibv_dealloc_pd(pd);
-	return expect(!ret, "dealloc_pd: %s", strerror(ret));
+	return ktap_expect(!ret, "dealloc_pd: %s", strerror(ret));
 }
 
 /* ---- completion queues ---- */
@@ -636,7 +620,7 @@ static int t_cq_sizes(struct env *e)
 	bool ok = true;
 	size_t i;
 
-	if (!expect(e->dev.max_cqe > 0, "query_device: max_cqe %d",
+	if (!ktap_expect(e->dev.max_cqe > 0, "query_device: max_cqe %d",
 		    e->dev.max_cqe))
 		return T_FAIL;
 	/* Last, the largest allowed, if its ring is of a sane size. */
@@ -649,13 +633,13 @@ static int t_cq_sizes(struct env *e)
 		if (!cq) {
 			if (i == 0)
 				return setup_failed(e, "create_cq", errno);
-			ok = expect(false, "create_cq(%d): %s", sizes[i],
+			ok = ktap_expect(false, "create_cq(%d): %s", sizes[i],
 				    strerror(errno));
 			continue;
 		}
-		ok &= expect(cq->cqe >= sizes[i], "create_cq(%d): cqe %d",
+		ok &= ktap_expect(cq->cqe >= sizes[i], "create_cq(%d): cqe %d",
 			     sizes[i], cq->cqe);
-		ok &= expect(!ibv_destroy_cq(cq), "destroy_cq(%d) failed",
+		ok &= ktap_expect(!ibv_destroy_cq(cq), "destroy_cq(%d) failed",
 			     sizes[i]);
 	}
 	return ok;
@@ -671,11 +655,11 @@ static int t_cq_too_big(struct env *e)
 	cq = ibv_create_cq(e->ctx, e->dev.max_cqe + 1, NULL, NULL, 0);
 	if (cq) {
 		ibv_destroy_cq(cq);
-		return expect(false, "create_cq(max_cqe + 1) succeeded");
+		return ktap_expect(false, "create_cq(max_cqe + 1) succeeded");
 	}
 	if (errno == EOPNOTSUPP)
 		return skip(e, "create_cq not supported");
-	return expect(errno == EINVAL, "errno %d (%s)", errno,
+	return ktap_expect(errno == EINVAL, "errno %d (%s)", errno,
 		      strerror(errno));
 }
 
@@ -689,7 +673,7 @@ static int t_cq_poll_empty(struct env *e)
 		return setup_failed(e, "create_cq", errno);
 	n = ibv_poll_cq(cq, ARRAY_SIZE(wc), wc);
 	ibv_destroy_cq(cq);
-	return expect(n == 0, "poll_cq returned %d", n);
+	return ktap_expect(n == 0, "poll_cq returned %d", n);
 }
 
 static int call_poll_cq(void *arg, int i)
@@ -713,7 +697,7 @@ static int t_cq_poll_no_syscall(struct env *e)
 	ibv_destroy_cq(cq);
 	if (ret != T_PASS)
 		return ret;
-	return expect(sp.total == 0, "%lu system calls in %d poll_cq calls",
+	return ktap_expect(sp.total == 0, "%lu system calls in %d poll_cq calls",
 		      sp.total, sp.calls);
 }
 
@@ -736,7 +720,7 @@ static int t_cq_req_notify(struct env *e)
 	ibv_destroy_comp_channel(ch);
 	if (r0 == EOPNOTSUPP)
 		return skip(e, "req_notify_cq not supported");
-	return expect(!r0 && !r1, "req_notify_cq: %d, solicited: %d", r0, r1);
+	return ktap_expect(!r0 && !r1, "req_notify_cq: %d, solicited: %d", r0, r1);
 }
 
 /* An armed CQ that gets no completion raises no event. */
@@ -761,8 +745,8 @@ static int t_cq_no_spurious_event(struct env *e)
 	ibv_destroy_comp_channel(ch);
 	if (ret)
 		return ret == EOPNOTSUPP ? skip(e, "req_notify_cq not supported") :
-			expect(false, "req_notify_cq: %s", strerror(ret));
-	return expect(n == 0, "poll on the channel returned %d", n);
+			ktap_expect(false, "req_notify_cq: %s", strerror(ret));
+	return ktap_expect(n == 0, "poll on the channel returned %d", n);
 }
 
 /* IBA C11-17; the core checks it first and answers EBUSY. */
@@ -777,7 +761,7 @@ static int t_cq_busy(struct env *e)
 	if (!ret)
 		f.cq = NULL;	/* gone: don't destroy it twice */
 	fix_fini(&f);
-	return expect(ret == EBUSY, "destroy_cq: %d (%s)", ret, strerror(ret));
+	return ktap_expect(ret == EBUSY, "destroy_cq: %d (%s)", ret, strerror(ret));
 }
 
 static int t_cq_free_after_qp(struct env *e)
@@ -788,21 +772,21 @@ static int t_cq_free_after_qp(struct env *e)
 	if (ret != T_PASS)
 		return ret;
 	ret = ibv_destroy_qp(f.qp[0]);
-	if (!expect(!ret, "destroy_qp: %s", strerror(ret)))
+	if (!ktap_expect(!ret, "destroy_qp: %s", strerror(ret)))
 		return T_FAIL;
 	f.qp[0] = NULL;
 	ret = ibv_destroy_cq(f.cq);
 	if (!ret)
 		f.cq = NULL;
 	fix_fini(&f);
-	return expect(!ret, "destroy_cq: %s", strerror(ret));
+	return ktap_expect(!ret, "destroy_cq: %s", strerror(ret));
 }
 
 /* ---- queue pairs: creation ---- */
 
 static bool caps_ok(const struct ibv_qp_cap *c, uint32_t wr)
 {
-	return expect(c->max_send_wr >= wr && c->max_recv_wr >= wr &&
+	return ktap_expect(c->max_send_wr >= wr && c->max_recv_wr >= wr &&
 		      c->max_send_sge >= QP_SGE && c->max_recv_sge >= QP_SGE,
 		      "caps: send %u/%u recv %u/%u", c->max_send_wr,
 		      c->max_send_sge, c->max_recv_wr, c->max_recv_sge);
@@ -811,7 +795,7 @@ static bool caps_ok(const struct ibv_qp_cap *c, uint32_t wr)
 /* QPN 0 and 1 are the special QPs; QPNs are 24 bits. */
 static bool qpn_ok(const struct ibv_qp *qp)
 {
-	return expect(qp->qp_num > 1 && qp->qp_num <= 0xffffff,
+	return ktap_expect(qp->qp_num > 1 && qp->qp_num <= 0xffffff,
 		      "qp_num %#x", qp->qp_num);
 }
 
@@ -825,7 +809,7 @@ static int t_qp_create(struct env *e, enum ibv_qp_type type)
 		return ret;
 	ok = caps_ok(&f.ia[0].cap, QP_WR);
 	ok &= qpn_ok(f.qp[0]);
-	ok &= expect(f.qp[0]->qp_type == type, "qp_type %d", f.qp[0]->qp_type);
+	ok &= ktap_expect(f.qp[0]->qp_type == type, "qp_type %d", f.qp[0]->qp_type);
 	fix_fini(&f);
 	return ok;
 }
@@ -856,9 +840,9 @@ static int t_qp_distinct_qpn(struct env *e)
 	ret = new_qp(e, &f, 1, IBV_QPT_RC) ?: new_qp(e, &f, 2, IBV_QPT_UD);
 	if (ret) {
 		fix_fini(&f);
-		return expect(false, "create_qp: %s", strerror(ret));
+		return ktap_expect(false, "create_qp: %s", strerror(ret));
 	}
-	ok = expect(f.qp[0]->qp_num != f.qp[1]->qp_num &&
+	ok = ktap_expect(f.qp[0]->qp_num != f.qp[1]->qp_num &&
 		    f.qp[0]->qp_num != f.qp[2]->qp_num &&
 		    f.qp[1]->qp_num != f.qp[2]->qp_num,
 		    "qp_nums %#x %#x %#x", f.qp[0]->qp_num, f.qp[1]->qp_num,
@@ -876,7 +860,7 @@ static int t_qp_new_is_reset(struct env *e)
 		return ret;
 	ret = qp_state(f.qp[0]);
 	fix_fini(&f);
-	return expect(ret == IBV_QPS_RESET, "query_qp: state %d", ret);
+	return ktap_expect(ret == IBV_QPS_RESET, "query_qp: state %d", ret);
 }
 
 /* ---- queue pairs: the state machine (IBA 10.3.1, ib_modify_qp_is_ok) ---- */
@@ -902,8 +886,8 @@ static int t_qp_path(struct env *e, enum ibv_qp_type type)
 		else
 			ret = ibv_modify_qp(f.qp[0], &a,
 					    rts_attr(e, f.qp[0], &a));
-		ok = expect(!ret, "to state %d: %s", s, strerror(ret)) &&
-		     expect(qp_state(f.qp[0]) == (int)s, "query_qp: state %d",
+		ok = ktap_expect(!ret, "to state %d: %s", s, strerror(ret)) &&
+		     ktap_expect(qp_state(f.qp[0]) == (int)s, "query_qp: state %d",
 			    qp_state(f.qp[0]));
 	}
 	fix_fini(&f);
@@ -926,7 +910,7 @@ static int t_qp_path_ud(struct env *e)
 }
 
 #define EXPECT_ATTR(field, want) \
-	expect(a.field == (want), #field " %u, set %u", \
+	ktap_expect(a.field == (want), #field " %u, set %u", \
 	       (unsigned int)a.field, (unsigned int)(want))
 
 static int t_qp_query_attrs(struct env *e)
@@ -947,7 +931,7 @@ static int t_qp_query_attrs(struct env *e)
 			   IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			   IBV_QP_RNR_RETRY, &ia);
 	fix_fini(&f);
-	if (!expect(!ret, "query_qp: %s", strerror(ret)))
+	if (!ktap_expect(!ret, "query_qp: %s", strerror(ret)))
 		return T_FAIL;
 	ok = EXPECT_ATTR(qp_state, IBV_QPS_RTS);
 	ok &= EXPECT_ATTR(pkey_index, 0);
@@ -964,7 +948,7 @@ static int t_qp_query_attrs(struct env *e)
 	ok &= EXPECT_ATTR(ah_attr.is_global, 1);
 	ok &= EXPECT_ATTR(ah_attr.port_num, 1);
 	ok &= EXPECT_ATTR(ah_attr.grh.sgid_index, e->gid_index);
-	ok &= expect(!memcmp(&a.ah_attr.grh.dgid, &e->gid, sizeof(e->gid)),
+	ok &= ktap_expect(!memcmp(&a.ah_attr.grh.dgid, &e->gid, sizeof(e->gid)),
 		     "ah_attr.grh.dgid differs from the one set");
 	return ok;
 }
@@ -972,7 +956,7 @@ static int t_qp_query_attrs(struct env *e)
 /* Expect @ret to be EINVAL from a refused transition. */
 static int refused(int ret, const char *what)
 {
-	return expect(ret == EINVAL, "%s: %d (%s)", what, ret, strerror(ret));
+	return ktap_expect(ret == EINVAL, "%s: %d (%s)", what, ret, strerror(ret));
 }
 
 static int t_qp_reset_to_rtr(struct env *e)
@@ -1012,7 +996,7 @@ static int t_qp_init_to_rts(struct env *e)
 	if (ret != T_PASS)
 		return ret;
 	ret = walk(e, f.qp[0], IBV_QPS_INIT);
-	if (!expect(!ret, "RESET->INIT: %s", strerror(ret))) {
+	if (!ktap_expect(!ret, "RESET->INIT: %s", strerror(ret))) {
 		fix_fini(&f);
 		return T_FAIL;
 	}
@@ -1060,12 +1044,12 @@ static int t_qp_refused_keeps_state(struct env *e)
 	if (ret != T_PASS)
 		return ret;
 	ibv_modify_qp(f.qp[0], &a, rts_attr(e, f.qp[0], &a));
-	ok = expect(qp_state(f.qp[0]) == IBV_QPS_RESET,
+	ok = ktap_expect(qp_state(f.qp[0]) == IBV_QPS_RESET,
 		    "after RESET->RTS: state %d", qp_state(f.qp[0]));
 	ret = walk(e, f.qp[0], IBV_QPS_INIT);
-	ok &= expect(!ret, "RESET->INIT: %s", strerror(ret));
+	ok &= ktap_expect(!ret, "RESET->INIT: %s", strerror(ret));
 	ibv_modify_qp(f.qp[0], &a, rts_attr(e, f.qp[0], &a));
-	ok &= expect(qp_state(f.qp[0]) == IBV_QPS_INIT,
+	ok &= ktap_expect(qp_state(f.qp[0]) == IBV_QPS_INIT,
 		     "after INIT->RTS: state %d", qp_state(f.qp[0]));
 	fix_fini(&f);
 	return ok;
@@ -1101,14 +1085,14 @@ static int t_qp_to_err(struct env *e)
 				continue;
 			}
 		}
-		if (!expect(!ret, "reaching state %d: %s", from[i],
+		if (!ktap_expect(!ret, "reaching state %d: %s", from[i],
 			    strerror(ret))) {
 			fix_fini(&f);
 			return T_FAIL;
 		}
 		ret = modify_state(f.qp[0], IBV_QPS_ERR);
-		ok &= expect(!ret, "%d->ERR: %s", from[i], strerror(ret)) &&
-		      expect(qp_state(f.qp[0]) == IBV_QPS_ERR,
+		ok &= ktap_expect(!ret, "%d->ERR: %s", from[i], strerror(ret)) &&
+		      ktap_expect(qp_state(f.qp[0]) == IBV_QPS_ERR,
 			     "after %d->ERR: state %d", from[i],
 			     qp_state(f.qp[0]));
 		fix_fini(&f);
@@ -1126,17 +1110,17 @@ static int t_qp_err_to_reset(struct env *e)
 		return ret;
 	ret = walk(e, f.qp[0], IBV_QPS_INIT) ?:
 	      modify_state(f.qp[0], IBV_QPS_ERR);
-	if (!expect(!ret, "reaching ERR: %s", strerror(ret))) {
+	if (!ktap_expect(!ret, "reaching ERR: %s", strerror(ret))) {
 		fix_fini(&f);
 		return T_FAIL;
 	}
 	ret = modify_state(f.qp[0], IBV_QPS_RESET);
-	ok = expect(!ret, "ERR->RESET: %s", strerror(ret)) &&
-	     expect(qp_state(f.qp[0]) == IBV_QPS_RESET, "state %d",
+	ok = ktap_expect(!ret, "ERR->RESET: %s", strerror(ret)) &&
+	     ktap_expect(qp_state(f.qp[0]) == IBV_QPS_RESET, "state %d",
 		    qp_state(f.qp[0]));
 	/* A reset QP is as good as new. */
 	ret = walk(e, f.qp[0], IBV_QPS_INIT);
-	ok &= expect(!ret, "RESET->INIT after ERR: %s", strerror(ret));
+	ok &= ktap_expect(!ret, "RESET->INIT after ERR: %s", strerror(ret));
 	fix_fini(&f);
 	return ok;
 }
@@ -1154,14 +1138,14 @@ static int t_qp_sqd(struct env *e)
 		fix_fini(&f);
 		return skip(e, "SQD not supported");
 	}
-	ok = expect(!ret, "RTS->SQD: %s", strerror(ret)) &&
-	     expect(wait_drained(f.qp[0]),
+	ok = ktap_expect(!ret, "RTS->SQD: %s", strerror(ret)) &&
+	     ktap_expect(wait_drained(f.qp[0]),
 		    "not drained to SQD in %d ms (state %d)", SQD_WAIT_MS,
 		    qp_state(f.qp[0]));
 	if (ok) {
 		ret = modify_state(f.qp[0], IBV_QPS_RTS);
-		ok = expect(!ret, "SQD->RTS: %s", strerror(ret)) &&
-		     expect(qp_state(f.qp[0]) == IBV_QPS_RTS, "state %d",
+		ok = ktap_expect(!ret, "SQD->RTS: %s", strerror(ret)) &&
+		     ktap_expect(qp_state(f.qp[0]) == IBV_QPS_RTS, "state %d",
 			    qp_state(f.qp[0]));
 	}
 	fix_fini(&f);
@@ -1199,7 +1183,7 @@ static int t_recv_in_reset(struct env *e)
 		return ret;
 	ret = post_one_recv(e, f.qp[0], 1, &bad);
 	fix_fini(&f);
-	return expect(ret == EINVAL && bad == (void *)1,
+	return ktap_expect(ret == EINVAL && bad == (void *)1,
 		      "post_recv: %d (%s), bad_wr %s", ret, strerror(ret),
 		      bad ? "set" : "not set");
 }
@@ -1229,13 +1213,13 @@ static int t_recv_overflow(struct env *e)
 		return ret;
 	cap = f.ia[0].cap.max_recv_wr;
 	ret = walk(e, f.qp[0], IBV_QPS_INIT);
-	if (!expect(!ret, "RESET->INIT: %s", strerror(ret))) {
+	if (!ktap_expect(!ret, "RESET->INIT: %s", strerror(ret))) {
 		fix_fini(&f);
 		return T_FAIL;
 	}
 	n = fill_rq(e, f.qp[0], cap + 4096, &ret, &bad);
 	fix_fini(&f);
-	return expect((uint32_t)n >= cap && ret == ENOMEM && bad == (void *)1,
+	return ktap_expect((uint32_t)n >= cap && ret == ENOMEM && bad == (void *)1,
 		      "%d receives went in (max_recv_wr %u), then %d (%s), bad_wr %s",
 		      n, cap, ret, strerror(ret), bad ? "set" : "not set");
 }
@@ -1254,15 +1238,15 @@ static int t_recv_chain_overflow(struct env *e)
 	cap = f.ia[0].cap.max_recv_wr;
 	ret = new_qp(e, &f, 1, IBV_QPT_RC) ?:
 	      walk(e, f.qp[0], IBV_QPS_INIT) ?: walk(e, f.qp[1], IBV_QPS_INIT);
-	if (!expect(!ret, "setup: %s", strerror(ret)))
+	if (!ktap_expect(!ret, "setup: %s", strerror(ret)))
 		goto fail;
 	/* Learn the real depth on one QP, fill the other to one short. */
 	depth = fill_rq(e, f.qp[0], cap + 4096, &ret, &bad);
-	if (!expect(ret == ENOMEM && depth > 0, "depth %d, then %d (%s)",
+	if (!ktap_expect(ret == ENOMEM && depth > 0, "depth %d, then %d (%s)",
 		    depth, ret, strerror(ret)))
 		goto fail;
 	n = fill_rq(e, f.qp[1], depth - 1, &ret, &bad);
-	if (!expect(n == depth - 1, "second QP took %d of %d", n, depth - 1))
+	if (!ktap_expect(n == depth - 1, "second QP took %d of %d", n, depth - 1))
 		goto fail;
 	set_sge(e, sge, 2);
 	wr[0] = (struct ibv_recv_wr){ .wr_id = 100, .next = &wr[1],
@@ -1272,7 +1256,7 @@ static int t_recv_chain_overflow(struct env *e)
 	bad = NULL;
 	ret = ibv_post_recv(f.qp[1], wr, &bad);
 	fix_fini(&f);
-	return expect(ret == ENOMEM && bad == &wr[1],
+	return ktap_expect(ret == ENOMEM && bad == &wr[1],
 		      "post_recv of 2 into 1 free slot: %d (%s), bad_wr %s",
 		      ret, strerror(ret),
 		      bad == &wr[1] ? "2nd" : bad == wr ? "1st" : "other");
@@ -1296,7 +1280,7 @@ static int t_recv_too_many_sge(struct env *e)
 		sge = calloc(n, sizeof(*sge));
 		ret = sge ? 0 : ENOMEM;
 	}
-	if (!expect(!ret, "setup: %s", strerror(ret))) {
+	if (!ktap_expect(!ret, "setup: %s", strerror(ret))) {
 		fix_fini(&f);
 		return T_FAIL;
 	}
@@ -1306,7 +1290,7 @@ static int t_recv_too_many_sge(struct env *e)
 	ret = ibv_post_recv(f.qp[0], &wr, &bad);
 	fix_fini(&f);
 	free(sge);
-	return expect(ret == EINVAL && bad == &wr,
+	return ktap_expect(ret == EINVAL && bad == &wr,
 		      "post_recv with %d SGEs: %d (%s), bad_wr %s", n, ret,
 		      strerror(ret), bad ? "set" : "not set");
 }
@@ -1337,7 +1321,7 @@ static int t_recv_no_syscall(struct env *e)
 		return setup_failed(e, f.cq ? "create_qp" : "create_cq", ret);
 	}
 	ret = walk(e, f.qp[0], IBV_QPS_INIT);
-	if (!expect(!ret, "RESET->INIT: %s", strerror(ret))) {
+	if (!ktap_expect(!ret, "RESET->INIT: %s", strerror(ret))) {
 		fix_fini(&f);
 		return T_FAIL;
 	}
@@ -1348,7 +1332,7 @@ static int t_recv_no_syscall(struct env *e)
 	fix_fini(&f);
 	if (ret != T_PASS)
 		return ret;
-	return expect(sp.total == 0, "%lu system calls in %d post_recv calls",
+	return ktap_expect(sp.total == 0, "%lu system calls in %d post_recv calls",
 		      sp.total, sp.calls);
 }
 
@@ -1396,12 +1380,12 @@ static int t_send_before_rts(struct env *e)
 		else if (s == IBV_QPS_RTR)
 			ret = ibv_modify_qp(f.qp[0], &a,
 					    rtr_attr(e, f.qp[0], &a));
-		if (!expect(!ret, "to state %d: %s", s, strerror(ret))) {
+		if (!ktap_expect(!ret, "to state %d: %s", s, strerror(ret))) {
 			ok = false;
 			break;
 		}
 		ret = post_send1(e, f.qp[0], IBV_WR_SEND, 1, &bad_ok);
-		ok = expect(ret == EINVAL && bad_ok,
+		ok = ktap_expect(ret == EINVAL && bad_ok,
 			    "post_send in state %d: %d (%s), bad_wr %s", s,
 			    ret, strerror(ret), bad_ok ? "set" : "not set");
 	}
@@ -1421,7 +1405,7 @@ static int t_send_bad_opcode(struct env *e)
 		return ret;
 	ret = post_send1(e, f.qp[0], 0x7f, 1, &bad_ok);
 	fix_fini(&f);
-	return expect(ret == EINVAL && bad_ok,
+	return ktap_expect(ret == EINVAL && bad_ok,
 		      "post_send with opcode 0x7f: %d (%s), bad_wr %s", ret,
 		      strerror(ret), bad_ok ? "set" : "not set");
 }
@@ -1441,7 +1425,7 @@ static int t_send_too_many_sge(struct env *e)
 	}
 	ret = post_send1(e, f.qp[0], IBV_WR_SEND, n, &bad_ok);
 	fix_fini(&f);
-	return expect(ret == EINVAL && bad_ok,
+	return ktap_expect(ret == EINVAL && bad_ok,
 		      "post_send with %d SGEs: %d (%s), bad_wr %s", n, ret,
 		      strerror(ret), bad_ok ? "set" : "not set");
 }
@@ -1496,7 +1480,7 @@ static int t_send_one_syscall(struct env *e)
 		return ret;
 	ktap_print("%lu system calls in %d post_send calls", sp.total,
 		   sp.calls);
-	return expect(sp.worst <= 1, "a post_send call made %lu system calls",
+	return ktap_expect(sp.worst <= 1, "a post_send call made %lu system calls",
 		      sp.worst);
 }
 
@@ -1511,7 +1495,7 @@ static int t_destroy_qp_with_recvs(struct env *e)
 	ret = walk(e, f.qp[0], IBV_QPS_INIT);
 	for (i = 0; !ret && i < 4; i++)
 		ret = post_one_recv(e, f.qp[0], i, &bad);
-	if (!expect(!ret, "setup: %s", strerror(ret))) {
+	if (!ktap_expect(!ret, "setup: %s", strerror(ret))) {
 		fix_fini(&f);
 		return T_FAIL;
 	}
@@ -1519,7 +1503,7 @@ static int t_destroy_qp_with_recvs(struct env *e)
 	if (!ret)
 		f.qp[0] = NULL;
 	fix_fini(&f);
-	return expect(!ret, "destroy_qp: %s", strerror(ret));
+	return ktap_expect(!ret, "destroy_qp: %s", strerror(ret));
 }
 
 static const struct {
@@ -1609,17 +1593,17 @@ static bool env_init(struct env *e, const char *name)
 {
 	e->ctx = open_by_name(name);
 	if (!e->ctx)
-		return expect(false, "cannot open %s: is the provider loaded?",
+		return ktap_expect(false, "cannot open %s: is the provider loaded?",
 			      name);
 	if (ibv_query_device(e->ctx, &e->dev) ||
 	    ibv_query_port(e->ctx, 1, &e->port))
-		return expect(false, "query_device/query_port: %s",
+		return ktap_expect(false, "query_device/query_port: %s",
 			      strerror(errno));
 	e->pd = ibv_alloc_pd(e->ctx);
 	if (!e->pd)
-		return expect(false, "alloc_pd: %s", strerror(errno));
+		return ktap_expect(false, "alloc_pd: %s", strerror(errno));
 	if (posix_memalign(&e->buf, getpagesize(), BUF_SIZE))
-		return expect(false, "out of memory");
+		return ktap_expect(false, "out of memory");
 	memset(e->buf, 0, BUF_SIZE);
 	/* SGEs of posted WRs point here; lkey 0 if there is no reg_mr. */
 	e->mr = ibv_reg_mr(e->pd, e->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
