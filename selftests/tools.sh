@@ -32,9 +32,11 @@ client_server() {
 	ktap_result "$name" $?
 }
 
-pingpong() {	# pingpong SIZE ITERS [-e]
-	local args="-d srdma0 -g 1 -s $1 -n $2 ${3:-}"
-	client_server "ibv_rc_pingpong -s $1 ${3:-}" \
+pingpong() {	# pingpong SIZE ITERS [OPTIONS...]
+	local size=$1 iters=$2
+	shift 2
+	local args="-d srdma0 -g ${GID:-1} -s $size -n $iters $*"
+	client_server "ibv_rc_pingpong -s $size $*" \
 		"ibv_rc_pingpong $args" ibv_rc_pingpong $args 127.0.0.1
 }
 
@@ -43,7 +45,7 @@ perftest() {	# perftest TOOL SIZE ITERS
 	client_server "$1 -s $2" "$1 $args" $1 $args 127.0.0.1
 }
 
-ktap_plan 14
+ktap_plan 19
 srdma_cleanup
 veth_pair veth0 veth1 10.9.0.1/24
 rdma link add srdma0 type softrdma netdev veth0 || exit $KSFT_FAIL
@@ -63,4 +65,15 @@ perftest ib_write_lat 8 200
 perftest ib_read_lat 8 200
 perftest ib_write_bw 1048576 20
 perftest ib_read_bw 4096 200
+
+# Path MTUs other than the port's (loopback: the link MTU is not a limit).
+pingpong 10000 20 -m 256
+pingpong 10000 20 -m 2048
+pingpong 10000 20 -m 4096
+
+# An IPv6 GID: the IPv6 address added below is GID index 2.
+ip addr add fd00:9::1/64 dev veth0 nodad
+wait_for 'ibdev_gids srdma0 | grep -qx fd00:0009:0000:0000:0000:0000:0000:0001'
+GID=2 pingpong 4096 100
+GID=2 pingpong 1000000 10 -e
 ktap_finish
