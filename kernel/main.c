@@ -29,6 +29,9 @@ static DEFINE_MUTEX(srdma_dev_lock);
 /* Runs queued unregistrations; flushed by rmmod. */
 static struct workqueue_struct *srdma_wq;
 
+/* Transmit work of QPs (read responses); QP destroy cancels its items. */
+struct workqueue_struct *srdma_tx_wq;
+
 static struct srdma_dev *srdma_find_locked(const struct net_device *ndev)
 {
 	struct srdma_dev *sdev;
@@ -297,6 +300,11 @@ static int __init srdma_init(void)
 	srdma_wq = alloc_workqueue("softrdma", WQ_UNBOUND, 0);
 	if (!srdma_wq)
 		return -ENOMEM;
+	srdma_tx_wq = alloc_workqueue("softrdma_tx", WQ_UNBOUND, 0);
+	if (!srdma_tx_wq) {
+		err = -ENOMEM;
+		goto err_wq;
+	}
 
 	err = srdma_net_init();
 	if (err)
@@ -312,6 +320,8 @@ static int __init srdma_init(void)
 err_net:
 	srdma_net_exit();
 err_wq:
+	if (srdma_tx_wq)
+		destroy_workqueue(srdma_tx_wq);
 	destroy_workqueue(srdma_wq);
 	return err;
 }
@@ -324,6 +334,7 @@ static void __exit srdma_exit(void)
 
 	srdma_unregister_all();
 	destroy_workqueue(srdma_wq);	/* drains queued unregistrations */
+	destroy_workqueue(srdma_tx_wq);	/* empty: every QP is gone */
 	srdma_net_exit();
 }
 

@@ -13,14 +13,26 @@ enum srdma_resp_after {
 	RESP_QP_ERROR,
 };
 
+static void srdma_resp_read_work(struct work_struct *work);
+
 int srdma_resp_init(struct srdma_qp *qp)
 {
+	INIT_WORK(&qp->rd_work, srdma_resp_read_work);
 	qp->rwqe = kzalloc(qp->rq.slot_size, GFP_KERNEL);
-	return qp->rwqe ? 0 : -ENOMEM;
+	qp->rd = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->rd), GFP_KERNEL);
+	if (!qp->rwqe || !qp->rd) {
+		srdma_resp_fini(qp);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
+/* No packet reaches the QP any more (see srdma_destroy_qp()). */
 void srdma_resp_fini(struct srdma_qp *qp)
 {
+	cancel_work_sync(&qp->rd_work);
+	kfree(qp->rd);
+	qp->rd = NULL;
 	kfree(qp->rwqe);
 	qp->rwqe = NULL;
 }
@@ -34,6 +46,7 @@ void srdma_resp_start(struct srdma_qp *qp)
 	qp->nak_sent = false;
 	qp->have_rwqe = false;
 	qp->msg_open = 0;
+	qp->rd_tail = qp->rd_head;
 	spin_unlock_bh(&qp->rq_lock);
 }
 
@@ -225,28 +238,31 @@ static int srdma_resp_write(struct srdma_qp *qp,
 	return RESP_DONE;
 }
 
-/* Answer a read request (new or duplicate) with its response packets. */
-static int srdma_resp_read(struct srdma_qp *qp,
-			   const struct roce_pkt_info *pkt, u32 psn)
-{
-	const struct roce_reth *reth = roce_pkt_reth(pkt);
-	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
-	u32 len = roce_reth_len(reth);
-	u64 va = roce_reth_va(reth);
-	u32 npkts = max_t(u32, 1, DIV_ROUND_UP(len, mtu));
-	struct srdma_mr *mr = NULL;
-	u32 i;
+/* Response packets sent per lock hold: receive softirqs run in between. */
+#define SRDMA_READ_BURST	8
 
-	if (len) {
-		mr = srdma_resp_mr(qp, roce_reth_rkey(reth), va, len,
+/*
+ * Send up to SRDMA_READ_BURST response packets of the oldest queued read.
+ * Return: true when that read is fully answered.
+ */
+static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
+{
+	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, mtu));
+	struct srdma_mr *mr = NULL;
+	u32 burst = 0;
+
+	if (rd->len) {
+		/* Looked up again: the MR may have gone since the request. */
+		mr = srdma_resp_mr(qp, rd->rkey, rd->va, rd->len,
 				   IB_ACCESS_REMOTE_READ);
-		if (!mr) {
-			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
-			return RESP_QP_ERROR;
-		}
+		if (!mr)
+			return true;	/* the requester times out */
 	}
-	for (i = 0; i < npkts; i++) {
-		u32 n = min(len, mtu);
+	for (; rd->sent < npkts && burst < SRDMA_READ_BURST; burst++) {
+		u32 i = rd->sent;
+		u32 off = i * mtu;
+		u32 n = min(rd->len - off, mtu);
 		u8 opcode = npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
 			    !i ? ROCE_RC_READ_RESP_FIRST :
 			    i == npkts - 1 ? ROCE_RC_READ_RESP_LAST :
@@ -258,7 +274,7 @@ static int srdma_resp_read(struct srdma_qp *qp,
 			.pad = pad,
 			.pkey = ROCE_PKEY_DEFAULT,
 			.qpn = qp->attr.dest_qp_num,
-			.psn = roce_psn_add(psn, i),
+			.psn = roce_psn_add(rd->psn, i),
 		};
 		struct sk_buff *skb;
 		u8 *hdr;
@@ -266,21 +282,93 @@ static int srdma_resp_read(struct srdma_qp *qp,
 		skb = srdma_pkt_alloc(qp, info->hdr_len + n + pad +
 					  ROCE_ICRC_LEN);
 		if (!skb)
-			break;	/* the requester times out and asks again */
+			break;
 		hdr = skb->data;
 		roce_bth_encode((struct roce_bth *)hdr, &bth);
 		if (info->flags & ROCE_F_AETH)
 			roce_aeth_encode((void *)(hdr + info->off[ROCE_EXT_AETH]),
-					 srdma_ack_syndrome(), qp->msn);
+					 srdma_ack_syndrome(), rd->msn);
 		if (n)
-			srdma_mr_copy(mr, va, hdr + info->hdr_len, n, false);
+			srdma_mr_copy(mr, rd->va + off, hdr + info->hdr_len, n,
+				      false);
 		memset(hdr + info->hdr_len + n, 0, pad + ROCE_ICRC_LEN);
 		srdma_xmit(qp, skb);
-		va += n;
-		len -= n;
+		rd->sent++;
 	}
 	if (mr)
 		srdma_mr_put(mr);
+	return rd->sent == npkts;
+}
+
+/*
+ * Read responses go out from process context, a burst per lock hold, so a
+ * large read cannot flood the receive backlog of a local peer in one
+ * softirq.
+ */
+static void srdma_resp_read_work(struct work_struct *work)
+{
+	struct srdma_qp *qp = container_of(work, struct srdma_qp, rd_work);
+
+	for (;;) {
+		enum ib_qp_state state;
+		bool more;
+
+		spin_lock_bh(&qp->rq_lock);
+		state = READ_ONCE(qp->state);
+		if (qp->rd_head == qp->rd_tail || state == IB_QPS_ERR ||
+		    state == IB_QPS_RESET) {
+			qp->rd_tail = qp->rd_head;
+			spin_unlock_bh(&qp->rq_lock);
+			return;
+		}
+		if (srdma_resp_read_burst(qp, &qp->rd[qp->rd_tail %
+						     SRDMA_MAX_RD_ATOMIC]))
+			qp->rd_tail++;
+		more = qp->rd_head != qp->rd_tail;
+		spin_unlock_bh(&qp->rq_lock);
+		if (!more)
+			return;
+		cond_resched();
+	}
+}
+
+/*
+ * Queue the answer to a read request (new or duplicate).
+ * Return: RESP_DONE, RESP_QP_ERROR after a NAK, or -EBUSY when the queue
+ * of reads is full (the request is dropped and will be retried).
+ */
+static int srdma_resp_read(struct srdma_qp *qp,
+			   const struct roce_pkt_info *pkt, u32 psn)
+{
+	const struct roce_reth *reth = roce_pkt_reth(pkt);
+	u32 len = roce_reth_len(reth);
+	u64 va = roce_reth_va(reth);
+	struct srdma_rd *rd;
+
+	if (len) {
+		struct srdma_mr *mr = srdma_resp_mr(qp, roce_reth_rkey(reth),
+						    va, len,
+						    IB_ACCESS_REMOTE_READ);
+
+		if (!mr) {
+			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
+			return RESP_QP_ERROR;
+		}
+		srdma_mr_put(mr);
+	}
+	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC)
+		return -EBUSY;
+
+	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
+	rd->va = va;
+	rd->len = len;
+	rd->rkey = roce_reth_rkey(reth);
+	rd->psn = psn;
+	rd->sent = 0;
+	/* A new read is one more message; a duplicate repeats its MSN. */
+	rd->msn = psn == qp->epsn ? (qp->msn + 1) & ROCE_AETH_MSN_MASK :
+				    qp->msn;
+	queue_work(srdma_tx_wq, &qp->rd_work);
 	return RESP_DONE;
 }
 
@@ -345,7 +433,9 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		ret = srdma_resp_write(qp, pkt);
 	} else if (flags & ROCE_F_READ) {
 		ret = srdma_resp_read(qp, pkt, psn);
-		if (ret == RESP_DONE) {
+		if (ret == -EBUSY)
+			ret = RESP_DONE;	/* dropped: asked again later */
+		else if (ret == RESP_DONE) {
 			qp->epsn = roce_psn_add(qp->epsn,
 				max_t(u32, 1, DIV_ROUND_UP(roce_reth_len(
 					roce_pkt_reth(pkt)),

@@ -176,6 +176,16 @@ struct srdma_av {
 	u8 tclass;
 };
 
+/* A read request the responder answers (possibly a duplicate). */
+struct srdma_rd {
+	u64 va;
+	u32 len;
+	u32 rkey;
+	u32 psn;		/* of its first response */
+	u32 msn;		/* for the responses' AETH */
+	u32 sent;		/* response packets sent */
+};
+
 /* Requester state of one started send WQE (kernel side of an SQ slot). */
 struct srdma_swqe {
 	u32 first_psn;
@@ -220,6 +230,10 @@ struct srdma_swqe {
  * @recv_off: bytes placed into @rwqe so far
  * @msg_open: responder: ROCE_F_SEND or ROCE_F_WRITE while a multi-packet
  *	message is under way, else 0
+ * @rd: responder: reads to answer, a ring of SRDMA_MAX_RD_ATOMIC
+ * @rd_head: reads queued (free-running)
+ * @rd_tail: reads answered
+ * @rd_work: sends read responses (srdma_tx_wq)
  * @wr_rkey: responder: rkey of the RDMA WRITE in progress
  * @wr_len: its total length
  * @wr_va: next address of that write
@@ -263,6 +277,10 @@ struct srdma_qp {
 	bool have_rwqe;
 	u32 recv_off;
 	u32 msg_open;
+	struct srdma_rd *rd;
+	u32 rd_head;
+	u32 rd_tail;
+	struct work_struct rd_work;
 	u32 wr_rkey;
 	u32 wr_len;
 	u64 wr_va;
@@ -290,6 +308,9 @@ void srdma_disassociate_ucontext(struct ib_ucontext *ibuc);
 int srdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 void srdma_port_event(struct srdma_dev *sdev);
+
+/* main.c */
+extern struct workqueue_struct *srdma_tx_wq;
 
 /* ring.c */
 int srdma_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
