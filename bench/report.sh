@@ -28,8 +28,10 @@ command -v gnuplot >/dev/null || { echo "gnuplot missing: no plot"; exit 0; }
 grep '^write_bw_MBps,' "$out/bench.csv" | tr , ' ' >"$out/bw.dat"
 grep '^write_lat_us,' "$out/bench.csv" | tr , ' ' >"$out/lat.dat"
 gnuplot <<GP
-set terminal png size 1000,450
+set terminal png size 1000,450 noenhanced
 set output "$out/bench.png"
+set format x "%.0s%cB"
+set key left top
 set multiplot layout 1,2 title "softrdma vs rdma_rxe (same VM, veth, TCG)"
 set logscale x 2
 set xlabel "message size [B]"
