@@ -267,7 +267,8 @@ static bool srdma_comp_progress(struct srdma_qp *qp)
 			break;
 		srdma_req_cqe(qp, qp->sq.idx, IB_WC_SUCCESS);
 	}
-	if (qp->una_psn == qp->req_psn)
+	/* All acknowledged: no retransmission timeout (an RNR wait stays). */
+	if (qp->una_psn == qp->req_psn && !qp->rnr_wait)
 		del_timer(&qp->timer);
 	return false;
 }
@@ -491,7 +492,9 @@ static bool srdma_comp_read(struct srdma_qp *qp,
 	}
 	if (srdma_comp_progress(qp))
 		return true;
-	qp->retry_left = qp->attr.retry_cnt;
+	/* Only a whole read is progress: partial ones are asked again. */
+	if (st->read_done)
+		qp->retry_left = qp->attr.retry_cnt;
 	if (qp->una_psn != qp->req_psn)
 		srdma_arm_timer(qp, srdma_ack_timeout(qp));
 	return __srdma_req_run(qp);

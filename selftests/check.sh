@@ -82,9 +82,9 @@ pair() {
 	done
 	[ $rc -eq 0 ] || vm_rc=$rc
 }
-PAIR_TESTS="pair.sh pair_tools.sh" pair softrdma PAIR_A=softrdma
+PAIR_TESTS="pair.sh pair_tools.sh pair_integrity.sh" pair softrdma PAIR_A=softrdma
 # rdma_rxe on host a, softrdma on host b: interoperability
-PAIR_TESTS="pair_tools.sh" pair rxe-interop PAIR_A=rxe
+PAIR_TESTS="pair_tools.sh pair_integrity.sh" pair rxe-interop PAIR_A=rxe
 
 # A clean count with a failed VM run means a splat or a crash: a failure.
 if [ $vm_rc -ne 0 ] && [ "$failed" -eq 0 ]; then
