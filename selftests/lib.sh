@@ -122,6 +122,21 @@ srdma_install_module() {
 	fi
 }
 
+# pair_device_up: in a vm-pair.sh guest, create the host's RDMA device over
+# the link and set DEV: softrdma, except rdma_rxe on host a with PAIR_A=rxe
+# (the interoperability runs).
+pair_device_up() {
+	if [ "$VM_HOST" = a ] && [ "${PAIR_A:-softrdma}" = rxe ]; then
+		DEV=rxe0
+		modprobe rdma_rxe &&
+			rdma link add rxe0 type rxe netdev "$VM_IFACE" || return
+	else
+		DEV=srdma0
+		rdma link add srdma0 type softrdma netdev "$VM_IFACE" || return
+	fi
+	wait_for "ibdev_gids $DEV | grep -q ':ffff:'"
+}
+
 # Remove everything a test may leave behind: devices, links, namespaces.
 srdma_cleanup() {
 	local dev ns

@@ -7,14 +7,7 @@
 trap srdma_cleanup EXIT
 PORT=18600
 
-if [ "$VM_HOST" = a ] && [ "${PAIR_A:-softrdma}" = rxe ]; then
-	DEV=rxe0
-	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$VM_IFACE"
-else
-	DEV=srdma0
-	rdma link add srdma0 type softrdma netdev "$VM_IFACE"
-fi || exit $KSFT_FAIL
-wait_for "ibdev_gids $DEV | grep -q ':ffff:'" || exit $KSFT_FAIL
+pair_device_up || exit $KSFT_FAIL
 
 if [ "$VM_HOST" = a ]; then
 	"$VM_SCRIPTS/vm-sync.sh" barrier integrity-up 120

@@ -9,14 +9,7 @@ SYNC=$VM_SCRIPTS/vm-sync.sh
 TOOL_TIMEOUT=${TOOL_TIMEOUT:-120}
 step=0
 
-if [ "$VM_HOST" = a ] && [ "${PAIR_A:-softrdma}" = rxe ]; then
-	DEV=rxe0
-	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$VM_IFACE"
-else
-	DEV=srdma0
-	rdma link add srdma0 type softrdma netdev "$VM_IFACE"
-fi || exit $KSFT_FAIL
-wait_for "ibdev_gids $DEV | grep -q ':ffff:'" || exit $KSFT_FAIL
+pair_device_up || exit $KSFT_FAIL
 
 # across SERVER_HOST TOOL ARGS...: TOOL's server on SERVER_HOST, its
 # client on the other host; each host reports its own side.

@@ -77,7 +77,7 @@
 #define BAD_KEY_XOR	0x5a	/* a key's low byte: same index, wrong tag */
 #define CLOBBER		0xee	/* what an inline source holds after post */
 
-/* A test returns one of these; a bool from expect() is FAIL or PASS. */
+/* A test returns one of these; a bool from ktap_expect() is FAIL or PASS. */
 enum { T_FAIL, T_PASS, T_SKIP };
 
 enum { CQ_SEND, CQ_RECV };
@@ -232,21 +232,6 @@ struct ep {
 	int gid_index;
 	union ibv_gid gid;
 };
-
-static bool expect(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cond)
-		return true;
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	return false;
-}
 
 static uint64_t now_ms(void)
 {
@@ -893,7 +878,7 @@ static bool ep_fill(struct ep *ep, const struct runs *rs, const char *what)
 		  ep_call(ep, OP_FILL, rs->r, rs->n * sizeof(rs->r[0]), NULL,
 			  &len);
 
-	return expect(!ret, "fill the %s on the %s: %s", what, ep->name,
+	return ktap_expect(!ret, "fill the %s on the %s: %s", what, ep->name,
 		      strerror(ret));
 }
 
@@ -909,13 +894,13 @@ static bool ep_check(struct ep *ep, const struct runs *rs, const char *what)
 
 	if (!ret && len != sizeof(c))
 		ret = EPROTO;
-	if (!expect(!ret, "check the %s on the %s: %s", what, ep->name,
+	if (!ktap_expect(!ret, "check the %s on the %s: %s", what, ep->name,
 		    strerror(ret)))
 		return false;
 	if (c.run < 0)
 		return true;
 	if (c.run >= rs->n)
-		return expect(false, "check: bad run %d", c.run);
+		return ktap_expect(false, "check: bad run %d", c.run);
 	r = &rs->r[c.run];
 	if (rs->msg[c.run])
 		ktap_print("%s on the %s: first mismatch at byte %llu of message %d (buffer offset %#llx): got %#04x, want %#04x",
@@ -995,7 +980,7 @@ static bool post_ok(struct ep *ep, bool recv)
 {
 	int bad, ret = ep_post(ep, recv, &bad);
 
-	return expect(!ret, "%s on the %s: %d (%s), bad_wr %d",
+	return ktap_expect(!ret, "%s on the %s: %d (%s), bad_wr %d",
 		      recv ? "post_recv" : "post_send", ep->name, ret,
 		      strerror(ret < 0 ? -ret : ret), bad);
 }
@@ -1026,10 +1011,10 @@ static bool poll_n(struct ep *ep, int cq, int n, struct wc_desc *wc)
 	if (got == n)
 		return true;
 	if (got < 0)
-		return expect(false, "poll the %s's %s CQ: %s", ep->name,
+		return ktap_expect(false, "poll the %s's %s CQ: %s", ep->name,
 			      cq_name[cq], strerror(-got));
 	poll_timed_out = true;
-	return expect(false, "%s's %s CQ: %d of %d completions in %d s",
+	return ktap_expect(false, "%s's %s CQ: %d of %d completions in %d s",
 		      ep->name, cq_name[cq], got, n, POLL_MS / 1000);
 }
 
@@ -1040,9 +1025,9 @@ static bool quiet(struct ep *ep, int cq)
 	int got = ep_poll(ep, cq, ARRAY_SIZE(wc), QUIET_MS, wc);
 
 	if (got < 0)
-		return expect(false, "poll the %s's %s CQ: %s", ep->name,
+		return ktap_expect(false, "poll the %s's %s CQ: %s", ep->name,
 			      cq_name[cq], strerror(-got));
-	return expect(!got, "%s's %s CQ: %d unexpected completions, the first wr_id %#llx, %s",
+	return ktap_expect(!got, "%s's %s CQ: %d unexpected completions, the first wr_id %#llx, %s",
 		      ep->name, cq_name[cq], got,
 		      (unsigned long long)wc[0].wr_id,
 		      ibv_wc_status_str(wc[0].status));
@@ -1052,15 +1037,15 @@ static bool quiet(struct ep *ep, int cq)
 static bool wc_is(const struct ep *ep, int cq, const struct wc_desc *wc,
 		  uint64_t wr_id, enum ibv_wc_status status, int opcode)
 {
-	return expect(wc->status == status,
+	return ktap_expect(wc->status == status,
 		      "%s's %s CQ: wr_id %#llx status %s (%u), want %s",
 		      ep->name, cq_name[cq], (unsigned long long)wc->wr_id,
 		      ibv_wc_status_str(wc->status), wc->status,
 		      ibv_wc_status_str(status)) &&
-	       expect(wc->wr_id == wr_id, "%s's %s CQ: wr_id %#llx, want %#llx",
+	       ktap_expect(wc->wr_id == wr_id, "%s's %s CQ: wr_id %#llx, want %#llx",
 		      ep->name, cq_name[cq], (unsigned long long)wc->wr_id,
 		      (unsigned long long)wr_id) &&
-	       expect(opcode < 0 || wc->opcode == (uint32_t)opcode,
+	       ktap_expect(opcode < 0 || wc->opcode == (uint32_t)opcode,
 		      "%s's %s CQ: wr_id %#llx opcode %u, want %d", ep->name,
 		      cq_name[cq], (unsigned long long)wc->wr_id, wc->opcode,
 		      opcode);
@@ -1113,10 +1098,10 @@ static bool pair_connect(struct pair *p, enum ibv_mtu mtu)
 
 	p->broken = true;
 	ret = ep_new_qp(a);
-	if (!expect(!ret, "new QP on the %s: %s", a->name, strerror(ret)))
+	if (!ktap_expect(!ret, "new QP on the %s: %s", a->name, strerror(ret)))
 		return false;
 	ret = ep_new_qp(b);
-	if (!expect(!ret, "new QP on the %s: %s", b->name, strerror(ret)))
+	if (!ktap_expect(!ret, "new QP on the %s: %s", b->name, strerror(ret)))
 		return false;
 	p->link_mtu = MIN(a->info.active_mtu, b->info.active_mtu);
 	if (!mtu)
@@ -1124,7 +1109,7 @@ static bool pair_connect(struct pair *p, enum ibv_mtu mtu)
 	ret = ep_connect(a, &b->info, mtu, PSN_A, PSN_B);
 	if (!ret)
 		ret = ep_connect(b, &a->info, mtu, PSN_B, PSN_A);
-	if (!expect(!ret, "connect the QPs at path MTU %u: %s",
+	if (!ktap_expect(!ret, "connect the QPs at path MTU %u: %s",
 		    mtu_bytes(mtu), strerror(ret)))
 		return false;
 	p->mtu = mtu;
@@ -1243,7 +1228,7 @@ static bool xfer_run(struct pair *p, const struct xfer *x)
 	    !wc_is(p->req, CQ_SEND, &wc, SEND_ID, IBV_WC_SUCCESS,
 		   wc_opcode(x->opcode)))
 		return false;
-	if (read && !expect(wc.byte_len == len,
+	if (read && !ktap_expect(wc.byte_len == len,
 			    "READ completion byte_len %u, want %llu",
 			    wc.byte_len, (unsigned long long)len))
 		return false;
@@ -1252,15 +1237,15 @@ static bool xfer_run(struct pair *p, const struct xfer *x)
 		    !wc_is(p->rsp, CQ_RECV, &wc, RECV_ID, IBV_WC_SUCCESS,
 			   send ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM))
 			return false;
-		if (!expect(wc.byte_len == len,
+		if (!ktap_expect(wc.byte_len == len,
 			    "receive completion byte_len %u, want %llu",
 			    wc.byte_len, (unsigned long long)len) ||
-		    !expect(!!(wc.wc_flags & IBV_WC_WITH_IMM) == imm,
+		    !ktap_expect(!!(wc.wc_flags & IBV_WC_WITH_IMM) == imm,
 			    "receive completion wc_flags %#x", wc.wc_flags) ||
-		    !expect(!imm || wc.imm == imm_of(p->seed),
+		    !ktap_expect(!imm || wc.imm == imm_of(p->seed),
 			    "receive completion imm_data %#x, want %#x",
 			    ntohl(wc.imm), ntohl(imm_of(p->seed))) ||
-		    !expect(wc.qp_num == p->rsp->info.qpn,
+		    !ktap_expect(wc.qp_num == p->rsp->info.qpn,
 			    "receive completion qp_num %#x, want %#x",
 			    wc.qp_num, p->rsp->info.qpn))
 			return false;
@@ -1423,7 +1408,7 @@ static int t_mtu(struct pair *p, const struct test *t)
 		seg_set(&x.dst[0], DST_OFF + PAGE - 3, sizes[i] +
 			(is_send(t->opcode) ? RECV_SLACK : 0));
 		if (!xfer_run(p, &x))
-			return expect(false, "at %u bytes", sizes[i]);
+			return ktap_expect(false, "at %u bytes", sizes[i]);
 	}
 	return T_PASS;
 }
@@ -1460,7 +1445,7 @@ static int t_rnr(struct pair *p, const struct test *t)
 	    !poll_n(p->rsp, CQ_RECV, 1, &wc) ||
 	    !wc_is(p->rsp, CQ_RECV, &wc, RECV_ID, IBV_WC_SUCCESS,
 		   IBV_WC_RECV) ||
-	    !expect(wc.byte_len == len, "byte_len %u, want %u", wc.byte_len,
+	    !ktap_expect(wc.byte_len == len, "byte_len %u, want %u", wc.byte_len,
 		    len))
 		return T_FAIL;
 	runs_reset(&R);
@@ -1580,7 +1565,7 @@ static int t_burst(struct pair *p, const struct test *t)
 		for (j = 0; j < k; j++)
 			if (!wc_is(p->rsp, CQ_RECV, &WC[j], RECV_ID + i + j,
 				   IBV_WC_SUCCESS, IBV_WC_RECV) ||
-			    !expect(WC[j].byte_len == BURST_LEN,
+			    !ktap_expect(WC[j].byte_len == BURST_LEN,
 				    "receive %d: byte_len %u", i + j,
 				    WC[j].byte_len))
 				return T_FAIL;
@@ -1609,9 +1594,9 @@ static bool event_on(struct ep *ep, int cq)
 	if (got == -ETIMEDOUT)
 		poll_timed_out = true;
 	if (got < 0)
-		return expect(false, "%s: no completion event: %s", ep->name,
+		return ktap_expect(false, "%s: no completion event: %s", ep->name,
 			      strerror(-got));
-	return expect(got == cq, "%s: event on CQ %d, want its %s CQ",
+	return ktap_expect(got == cq, "%s: event on CQ %d, want its %s CQ",
 		      ep->name, got, cq_name[cq]);
 }
 
@@ -1638,7 +1623,7 @@ static int t_events(struct pair *p, const struct test *t)
 		ret = ep_arm(p->rsp, CQ_RECV);
 		if (!ret)
 			ret = ep_arm(p->req, CQ_SEND);
-		if (!expect(!ret, "req_notify_cq: %s", strerror(ret)))
+		if (!ktap_expect(!ret, "req_notify_cq: %s", strerror(ret)))
 			return T_FAIL;
 		post_reset();
 		wr_add(RECV_ID + i, 0, 0);
@@ -1658,7 +1643,7 @@ static int t_events(struct pair *p, const struct test *t)
 		    !poll_n(p->rsp, CQ_RECV, 1, &wc) ||
 		    !wc_is(p->rsp, CQ_RECV, &wc, RECV_ID + i, IBV_WC_SUCCESS,
 			   IBV_WC_RECV) ||
-		    !expect(wc.byte_len == EVENT_LEN, "byte_len %u",
+		    !ktap_expect(wc.byte_len == EVENT_LEN, "byte_len %u",
 			    wc.byte_len))
 			return T_FAIL;
 	}
@@ -1771,7 +1756,7 @@ static int post_refused(struct pair *p, int want, int want_bad)
 
 	p->broken = true;	/* in case it went in after all */
 	ret = ep_post(p->req, false, &bad);
-	return expect(ret == want && bad == want_bad,
+	return ktap_expect(ret == want && bad == want_bad,
 		      "post_send: %d (%s), bad_wr %d; want %s, bad_wr %d",
 		      ret, strerror(ret < 0 ? -ret : ret), bad,
 		      strerror(want), want_bad);
@@ -2156,12 +2141,12 @@ static bool ep_open(struct ep *ep, const char *dev, int gid_index)
 	ep->gid_index = gid_index;
 	ep->ctx = open_by_name(dev);
 	if (!ep->ctx)
-		return expect(false, "cannot open %s: is the provider loaded?",
+		return ktap_expect(false, "cannot open %s: is the provider loaded?",
 			      dev);
 	if (ibv_query_device(ep->ctx, &ep->dev))
-		return expect(false, "query_device: %s", strerror(errno));
+		return ktap_expect(false, "query_device: %s", strerror(errno));
 	if (ibv_query_gid_ex(ep->ctx, 1, gid_index, &ge, 0))
-		return expect(false, "GID %d of %s: %s", gid_index, dev,
+		return ktap_expect(false, "GID %d of %s: %s", gid_index, dev,
 			      strerror(errno));
 	ep->gid = ge.gid;
 	ktap_print("%s: %s GID %d %s (%s)", ep->name, dev, gid_index,
@@ -2172,14 +2157,14 @@ static bool ep_open(struct ep *ep, const char *dev, int gid_index)
 	ep->ch = ibv_create_comp_channel(ep->ctx);
 	ep->buf = aligned_alloc(PAGE, BUF_SIZE);
 	if (!ep->pd || !ep->ch || !ep->buf)
-		return expect(false, "alloc_pd, create_comp_channel: %s",
+		return ktap_expect(false, "alloc_pd, create_comp_channel: %s",
 			      strerror(errno));
 	memset(ep->buf, 0, BUF_SIZE);
 	for (i = 0; i < NR_MR; i++) {
 		ep->mr[i] = ibv_reg_mr(ep->pd, ep->buf + mrs[i].off,
 				       mrs[i].len, mrs[i].access);
 		if (!ep->mr[i])
-			return expect(false, "reg_mr: %s", strerror(errno));
+			return ktap_expect(false, "reg_mr: %s", strerror(errno));
 	}
 	return true;
 }
@@ -2251,12 +2236,12 @@ static int run_all(struct ep *a, struct ep *b, bool loop)
 	run_tests(p);
 	ok = true;
 	if (!loop)
-		ok = expect(!ep_call(b, OP_BYE, NULL, 0, NULL, &len),
+		ok = ktap_expect(!ep_call(b, OP_BYE, NULL, 0, NULL, &len),
 			    "the server did not say bye");
-	ok &= expect(ep_close(a), "releasing the %s's objects failed",
+	ok &= ktap_expect(ep_close(a), "releasing the %s's objects failed",
 		     a->name);
 	if (loop)
-		ok &= expect(ep_close(b), "releasing the %s's objects failed",
+		ok &= ktap_expect(ep_close(b), "releasing the %s's objects failed",
 			     b->name);
 	ktap_result(ok, "everything released");
 	ktap_print("%d tests in %llu s", ntests, (unsigned long long)
