@@ -223,9 +223,10 @@ static void srdma_flush_ring(struct srdma_qp *qp, struct srdma_ring *ring,
 			cqe.wr_id = READ_ONCE(wqe->wr_id);
 			cqe.opcode = IB_WC_RECV;
 		}
+		/* The slot is free before its completion shows (see req.c). */
+		srdma_ring_consume(ring);
 		if (srdma_cq_post(to_scq(ibcq), &cqe, false))
 			break;	/* CQ overrun: reported by the CQ */
-		srdma_ring_consume(ring);
 	}
 	spin_unlock_bh(lock);
 }

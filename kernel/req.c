@@ -242,9 +242,13 @@ static void srdma_req_cqe(struct srdma_qp *qp, u32 idx, u8 status)
 		.qp_num = qp->ibqp.qp_num,
 	};
 
+	/*
+	 * Free the slot before the completion is visible: a program that
+	 * posts again as soon as it polls the CQE must find room.
+	 */
+	srdma_ring_consume(&qp->sq);
 	if (status || qp->sig_all || (w->send_flags & IB_SEND_SIGNALED))
 		srdma_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
-	srdma_ring_consume(&qp->sq);
 }
 
 /*
