@@ -79,7 +79,8 @@ struct softrdma_cqe {
 	__u8 opcode;		/* enum ib_uverbs_wc_opcode (ibv_wc_opcode) */
 	__u16 wc_flags;		/* IBV_WC_* flags */
 	__u32 byte_len;
-	__be32 ex;		/* immediate data, or the invalidated rkey */
+	__be32 ex;		/* immediate data (network order), or the
+				 * invalidated rkey (host order, as ibv_wc) */
 	__u32 qp_num;
 	__u32 src_qp;
 	__u16 pkey_index;
@@ -109,14 +110,15 @@ struct softrdma_av {
 
 /*
  * Send WQE. With IBV_SEND_INLINE the payload (inline_len bytes) sits
- * where the SGEs would; otherwise num_sge SGEs follow.
+ * where the SGEs would and num_sge is 0; otherwise num_sge SGEs follow.
  */
 struct softrdma_send_wqe {
 	__aligned_u64 wr_id;
 	__u32 opcode;		/* enum ib_uverbs_wr_opcode (ibv_wr_opcode) */
 	__u32 send_flags;	/* IBV_SEND_* */
 	__u32 num_sge;
-	__be32 ex;		/* immediate data, or the rkey to invalidate */
+	__be32 ex;		/* immediate data (network order), or the
+				 * rkey to invalidate (host order) */
 	union {
 		struct {
 			__aligned_u64 remote_addr;
