@@ -73,7 +73,8 @@ static void srdma_dealloc_driver(struct ib_device *ibdev)
 	mutex_unlock(&srdma_dev_lock);
 
 	if (sdev->net_attached)
-		srdma_net_detach(sdev->net);
+		srdma_net_detach(sdev);
+	srdma_counters_fini(sdev);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	/* Every MR is gone: the core destroyed them before us. */
 	xa_destroy(&sdev->mr_xa);
@@ -85,6 +86,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.uverbs_abi_ver = SOFTRDMA_ABI_VERSION,
 	.device_group = &srdma_attr_group,
 
+	.alloc_hw_port_stats = srdma_alloc_hw_port_stats,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
 	.create_cq = srdma_create_cq,
@@ -97,6 +99,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.destroy_qp = srdma_destroy_qp,
 	.disassociate_ucontext = srdma_disassociate_ucontext,
 	.get_dma_mr = srdma_get_dma_mr,
+	.get_hw_stats = srdma_get_hw_stats,
 	.get_link_layer = srdma_get_link_layer,
 	.get_port_immutable = srdma_get_port_immutable,
 	.mmap = srdma_mmap,
@@ -129,8 +132,13 @@ static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	sdev->net = dev_net(ndev);
 	INIT_LIST_HEAD(&sdev->list);
+	INIT_LIST_HEAD(&sdev->net_node);
 	INIT_WORK(&sdev->unreg_work, srdma_unreg_work);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	if (srdma_counters_init(sdev)) {
+		ib_dealloc_device(&sdev->ibdev);	/* undoes the above */
+		return NULL;
+	}
 
 	ibdev = &sdev->ibdev;
 	ibdev->node_type = RDMA_NODE_IB_CA;
@@ -194,7 +202,7 @@ static int srdma_newlink(const char *ibdev_name, struct net_device *ndev)
 	list_add_tail(&sdev->list, &srdma_dev_list);
 	mutex_unlock(&srdma_dev_lock);
 
-	err = srdma_net_attach(sdev->net);
+	err = srdma_net_attach(sdev);
 	sdev->net_attached = !err;
 	if (!err)
 		err = ib_device_set_netdev(&sdev->ibdev, ndev, SRDMA_PORT);

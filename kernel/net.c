@@ -9,6 +9,7 @@
  * rdma_rxe.
  */
 #include <linux/mutex.h>
+#include <linux/rculist.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
@@ -20,6 +21,8 @@
  * @sock4: IPv4 socket bound to the RoCEv2 port, NULL when unused
  * @sock6: IPv6 socket, NULL when unused or IPv6 is disabled
  * @users: devices attached to this namespace
+ * @devs: those devices, for the receive path (RCU; writers hold
+ *	srdma_net_lock)
  *
  * Lifetime: allocated and freed with the namespace by the pernet core.
  * Devices attach at creation and detach in dealloc_driver; each device
@@ -30,6 +33,7 @@ struct srdma_net {
 	struct socket *sock4;
 	struct socket *sock6;
 	unsigned int users;
+	struct list_head devs;
 };
 
 static unsigned int srdma_net_id;
@@ -73,14 +77,15 @@ static void srdma_sock_close(struct socket **sockp)
 }
 
 /**
- * srdma_net_attach - make sure @net has its RoCEv2 sockets
- * @net: namespace of the device's netdev
+ * srdma_net_attach - make sure the device's namespace has its RoCEv2 sockets
+ * @sdev: the device; joins the namespace's device list
  *
  * Return: 0, or -EADDRINUSE when another owner (e.g. rdma_rxe) holds the
  * port in this namespace, or another errno from socket creation.
  */
-int srdma_net_attach(struct net *net)
+int srdma_net_attach(struct srdma_dev *sdev)
 {
+	struct net *net = sdev->net;
 	struct srdma_net *snet = net_generic(net, srdma_net_id);
 	struct socket *sock;
 	int err = 0;
@@ -116,21 +121,59 @@ int srdma_net_attach(struct net *net)
 	snet->sock6 = sock;
 	snet->users = 1;
 out:
+	if (!err)
+		list_add_tail_rcu(&sdev->net_node, &snet->devs);
 	mutex_unlock(&srdma_net_lock);
 	return err;
 }
 
-/* Drop one device's use of @net's sockets; the last user closes them. */
-void srdma_net_detach(struct net *net)
+/*
+ * Drop one device's use of its namespace's sockets; the last user closes
+ * them. On return no receive path can still see @sdev.
+ */
+void srdma_net_detach(struct srdma_dev *sdev)
 {
-	struct srdma_net *snet = net_generic(net, srdma_net_id);
+	struct srdma_net *snet = net_generic(sdev->net, srdma_net_id);
 
 	mutex_lock(&srdma_net_lock);
+	list_del_rcu(&sdev->net_node);
+	synchronize_rcu();
 	if (!--snet->users) {
 		srdma_sock_close(&snet->sock6);
 		srdma_sock_close(&snet->sock4);
 	}
 	mutex_unlock(&srdma_net_lock);
+}
+
+/**
+ * srdma_net_rx_dev - the device a datagram on socket @sk counts against
+ * @sk: one of our sockets
+ * @ndev: the netdev it arrived on
+ *
+ * The device over @ndev, else (e.g. over the loopback device) the
+ * namespace's first one. Caller holds rcu_read_lock().
+ *
+ * Return: the device, or NULL while the namespace has none.
+ */
+struct srdma_dev *srdma_net_rx_dev(const struct sock *sk,
+				   const struct net_device *ndev)
+{
+	struct srdma_net *snet = net_generic(sock_net(sk), srdma_net_id);
+	struct srdma_dev *sdev;
+
+	list_for_each_entry_rcu(sdev, &snet->devs, net_node)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return list_first_or_null_rcu(&snet->devs, struct srdma_dev,
+				      net_node);
+}
+
+static int __net_init srdma_net_ns_init(struct net *net)
+{
+	struct srdma_net *snet = net_generic(net, srdma_net_id);
+
+	INIT_LIST_HEAD(&snet->devs);
+	return 0;
 }
 
 static void __net_exit srdma_net_ns_exit(struct net *net)
@@ -146,6 +189,7 @@ static void __net_exit srdma_net_ns_exit(struct net *net)
 }
 
 static struct pernet_operations srdma_net_ops = {
+	.init = srdma_net_ns_init,
 	.exit = srdma_net_ns_exit,
 	.id = &srdma_net_id,
 	.size = sizeof(struct srdma_net),

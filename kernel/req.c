@@ -280,7 +280,7 @@ static bool srdma_comp_progress(struct srdma_qp *qp)
 /* Go back to the oldest incomplete WQE and send from its start again. */
 static void srdma_req_rewind(struct srdma_qp *qp)
 {
-	u32 i;
+	u32 i, psn;
 
 	if (qp->sq.idx == qp->req_idx && !qp->req_off)
 		return;
@@ -288,7 +288,10 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 		srdma_st(qp, i)->read_off = 0;
 	qp->req_idx = qp->sq.idx;
 	qp->req_off = 0;
-	qp->req_psn = srdma_st(qp, qp->sq.idx)->first_psn;
+	psn = srdma_st(qp, qp->sq.idx)->first_psn;
+	srdma_count_add(qp_sdev(qp), SRDMA_CNT_RETRANSMITS,
+			roce_psn_diff(qp->req_psn, psn));
+	qp->req_psn = psn;
 	qp->una_psn = qp->req_psn;
 }
 
@@ -372,6 +375,7 @@ void srdma_timer_fn(struct timer_list *t)
 			goto out;
 		}
 		qp->retry_left--;
+		srdma_count(qp_sdev(qp), SRDMA_CNT_RETRY_TIMEOUTS);
 		srdma_req_rewind(qp);
 	}
 	fail = __srdma_req_run(qp);
@@ -385,8 +389,10 @@ out:
 static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 {
 	if (roce_psn_before(psn, qp->una_psn) ||
-	    roce_psn_after(psn, qp->req_psn))
+	    roce_psn_after(psn, qp->req_psn)) {
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 		return false;
+	}
 	qp->una_psn = psn;
 	return true;
 }
@@ -408,6 +414,7 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 			srdma_arm_timer(qp, srdma_ack_timeout(qp));
 		return __srdma_req_run(qp);
 	case ROCE_AETH_RNR_NAK:
+		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_RCVD);
 		if (!srdma_comp_ack_upto(qp, psn))
 			return false;
 		if (srdma_comp_progress(qp))
@@ -432,6 +439,7 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 			return true;
 		switch (value) {
 		case ROCE_NAK_PSN_SEQ_ERR:
+			srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_RCVD);
 			srdma_req_rewind(qp);
 			return __srdma_req_run(qp);
 		case ROCE_NAK_REMOTE_ACCESS:
@@ -467,17 +475,17 @@ static bool srdma_comp_read(struct srdma_qp *qp,
 	for (i = qp->sq.idx; i != qp->req_idx; i++) {
 		st = srdma_st(qp, i);
 		if (roce_psn_before(psn, st->first_psn))
-			return false;
+			goto drop;
 		if (roce_psn_diff(psn, st->first_psn) < st->npkts)
 			break;
 	}
 	if (i == qp->req_idx)
-		return false;
+		goto drop;
 	w = srdma_wqe(qp, i);
 	if (w->opcode != IB_UVERBS_WR_RDMA_READ || st->read_done ||
 	    psn != roce_psn_add(st->first_psn, st->read_off / mtu) ||
 	    pkt->payload_len > st->len - st->read_off)
-		return false;	/* duplicate or out of order: retried */
+		goto drop;	/* duplicate or out of order: retried */
 	srdma_comp_ack_upto(qp, st->first_psn);
 
 	err = srdma_sge_copy(qp, w->sge, w->num_sge, st->read_off,
@@ -502,6 +510,9 @@ static bool srdma_comp_read(struct srdma_qp *qp,
 	if (qp->una_psn != qp->req_psn)
 		srdma_arm_timer(qp, srdma_ack_timeout(qp));
 	return __srdma_req_run(qp);
+drop:
+	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+	return false;
 }
 
 /**
@@ -517,8 +528,10 @@ void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 
 	spin_lock_bh(&qp->sq_lock);
 	if (READ_ONCE(qp->state) != IB_QPS_RTS &&
-	    READ_ONCE(qp->state) != IB_QPS_SQD)
+	    READ_ONCE(qp->state) != IB_QPS_SQD) {
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_QP_STATE);
 		goto out;
+	}
 
 	if (pkt->info->flags & ROCE_F_READ) {
 		/* A NAK can only come as a plain ACK packet. */

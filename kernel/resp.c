@@ -72,6 +72,8 @@ static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 
 static void srdma_resp_nak(struct srdma_qp *qp, enum roce_nak_code code)
 {
+	if (code == ROCE_NAK_PSN_SEQ_ERR)
+		srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_SENT);
 	srdma_resp_ack(qp, qp->epsn, roce_aeth_syn_nak(code));
 }
 
@@ -388,12 +390,15 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	spin_lock_bh(&qp->rq_lock);
 	state = READ_ONCE(qp->state);
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
-	    state != IB_QPS_SQD && state != IB_QPS_SQE)
+	    state != IB_QPS_SQD && state != IB_QPS_SQE) {
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_QP_STATE);
 		goto out;
+	}
 
 	diff = roce_psn_diff(psn, qp->epsn);
 	if (diff < 0) {
 		/* A retransmission: answer again, execute nothing twice. */
+		srdma_count(qp_sdev(qp), SRDMA_CNT_DUP_REQUESTS);
 		if (flags & ROCE_F_READ)
 			srdma_resp_read(qp, pkt, psn);
 		else if (roce_bth_ackreq(pkt->bth))
@@ -403,6 +408,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	}
 	if (diff > 0) {
 		/* A gap: one NAK until the expected PSN shows up. */
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 		if (!qp->nak_sent)
 			srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
 		qp->nak_sent = true;
@@ -433,8 +439,11 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		ret = srdma_resp_write(qp, pkt);
 	} else if (flags & ROCE_F_READ) {
 		ret = srdma_resp_read(qp, pkt, psn);
-		if (ret == -EBUSY)
-			ret = RESP_DONE;	/* dropped: asked again later */
+		if (ret == -EBUSY) {
+			/* dropped: asked again later */
+			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
+			ret = RESP_DONE;
+		}
 		else if (ret == RESP_DONE) {
 			qp->epsn = roce_psn_add(qp->epsn,
 				max_t(u32, 1, DIV_ROUND_UP(roce_reth_len(
@@ -452,6 +461,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 
 	if (ret == -EAGAIN) {
 		/* No receive WQE: RNR NAK, the requester sends again later. */
+		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_SENT);
 		srdma_resp_ack(qp, psn,
 			       roce_aeth_syn_rnr(qp->attr.min_rnr_timer));
 		ret = RESP_DONE;

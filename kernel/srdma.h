@@ -15,6 +15,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "softrdma-abi.h"
+#include "counters.h"
 #include "ring.h"
 #include "proto/roce_parse.h"
 
@@ -54,7 +55,8 @@
  * @ndev: the netdev carrying our traffic
  * @ndev_tracker: tracks our reference on @ndev
  * @net: namespace of @ndev at creation, where our UDP socket lives
- * @list: entry in srdma_dev_list (RCU for the receive path)
+ * @list: entry in srdma_dev_list
+ * @net_node: entry in the namespace's device list (RCU, receive path)
  * @unreg_work: queued unregistration when @ndev goes away
  * @registered: registration done; port events may be dispatched
  * @net_attached: holds a use of @net's UDP sockets
@@ -62,6 +64,8 @@
  * @npd: PDs allocated, bounded by SRDMA_MAX_PD
  * @mr_xa: MRs by key index (key >> 8); RCU lookups by the transport
  * @mr_next: next index to try, for cyclic allocation
+ * @counters: per-CPU counters (counters.h), freed in dealloc_driver after
+ *	the device left @net_node and an RCU grace period passed
  *
  * Lifetime: allocated by srdma_newlink() and owned by the RDMA core from
  * ib_register_device() on. The core calls srdma_dealloc_driver() on
@@ -77,6 +81,7 @@ struct srdma_dev {
 	netdevice_tracker ndev_tracker;
 	struct net *net;
 	struct list_head list;
+	struct list_head net_node;
 	struct work_struct unreg_work;
 	bool registered;
 	bool net_attached;
@@ -84,6 +89,7 @@ struct srdma_dev {
 	atomic_t npd;
 	struct xarray mr_xa;
 	u32 mr_next;
+	struct srdma_counters __percpu *counters;
 };
 
 static inline struct srdma_dev *to_sdev(struct ib_device *ibdev)
@@ -292,6 +298,11 @@ static inline struct srdma_qp *to_sqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct srdma_qp, ibqp);
 }
 
+static inline struct srdma_dev *qp_sdev(const struct srdma_qp *qp)
+{
+	return to_sdev(qp->ibqp.device);
+}
+
 /* verbs.c */
 extern const struct attribute_group srdma_attr_group;
 int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -374,13 +385,23 @@ void srdma_resp_fini(struct srdma_qp *qp);
 void srdma_resp_start(struct srdma_qp *qp);
 void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
 
+/* counters.c */
+int srdma_counters_init(struct srdma_dev *sdev);
+void srdma_counters_fini(struct srdma_dev *sdev);
+struct rdma_hw_stats *srdma_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int srdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
 /* rx.c */
 int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb);
 
 /* net.c: the per-namespace RoCEv2 UDP socket */
 int srdma_net_init(void);
 void srdma_net_exit(void);
-int srdma_net_attach(struct net *net);
-void srdma_net_detach(struct net *net);
+int srdma_net_attach(struct srdma_dev *sdev);
+void srdma_net_detach(struct srdma_dev *sdev);
+struct srdma_dev *srdma_net_rx_dev(const struct sock *sk,
+				   const struct net_device *ndev);
 
 #endif /* SRDMA_H */

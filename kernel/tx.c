@@ -217,9 +217,16 @@ drop:
  */
 int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)
 {
+	struct srdma_dev *sdev = qp_sdev(qp);
 	u32 roce_len = skb->len;
 
-	if (qp->av.family == AF_INET)
+	srdma_count(sdev, SRDMA_CNT_TX_PKTS);
+	if (qp->av.family == AF_INET) {
+		srdma_count_add(sdev, SRDMA_CNT_TX_BYTES, roce_len +
+				sizeof(struct udphdr) + sizeof(struct iphdr));
 		return srdma_xmit4(qp, &qp->av, skb, roce_len);
+	}
+	srdma_count_add(sdev, SRDMA_CNT_TX_BYTES, roce_len +
+			sizeof(struct udphdr) + sizeof(struct ipv6hdr));
 	return srdma_xmit6(qp, &qp->av, skb, roce_len);
 }

@@ -137,6 +137,33 @@ pair_device_up() {
 	wait_for "ibdev_gids $DEV | grep -q ':ffff:'"
 }
 
+TOOL_PORT=18515	# the default TCP port of pingpong and perftest
+TOOL_TIMEOUT=${TOOL_TIMEOUT:-120}
+
+# client_server NAME SERVER_CMD CLIENT_ARGS...: the server runs SERVER_CMD,
+# the client the same tool with CLIENT_ARGS; both must succeed.
+client_server() {
+	local name=$1 server=$2 out rc_s rc_c
+	shift 2
+	out=$(mktemp)
+	timeout "$TOOL_TIMEOUT" $server >"$out" 2>&1 &
+	local pid=$!
+	if ! wait_for "ss -Hltn 'sport = :$TOOL_PORT' | grep -q ." 60; then
+		kill $pid 2>/dev/null
+	fi
+	timeout "$TOOL_TIMEOUT" "$@" >>"$out" 2>&1
+	rc_c=$?
+	wait $pid
+	rc_s=$?
+	if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ]; then
+		ktap_print "client exit $rc_c, server exit $rc_s"
+		sed 's/^/# /' "$out" | tail -n 20
+	fi
+	rm -f "$out"
+	[ $rc_c -eq 0 ] && [ $rc_s -eq 0 ]
+	ktap_result "$name" $?
+}
+
 # Remove everything a test may leave behind: devices, links, namespaces.
 srdma_cleanup() {
 	local dev ns
