@@ -3,20 +3,23 @@
 # "make bench", inside the test VM: perftest over softrdma, then over
 # rdma_rxe, on the same veth link in the same guest (server and client on
 # one device, as rdma_rxe in 6.1 only lives in the initial namespace).
-# Writes DEVICE,TEST,BYTES,VALUE lines to $VM_OUT/bench.csv.
+# Writes DEVICE,TEST,BYTES,VALUE lines to $VM_OUT/bench.csv, REPS lines
+# per point (report.sh takes their median: TCG timing is noisy).
 . "$(dirname "$0")/../selftests/lib.sh"
 
 BW_SIZES=${BW_SIZES:-"64 256 1024 4096 16384 65536 262144 1048576"}
 LAT_SIZES=${LAT_SIZES:-"8 64 256 1024 4096"}
-ITERS=${ITERS:-200}
+SECS=${SECS:-3}		# bandwidth and message rate: seconds per run
+LAT_ITERS=${LAT_ITERS:-1000}
+REPS=${REPS:-3}
 CSV=$VM_OUT/bench.csv
 PORT=18515
 
-# run DEV TOOL SIZE ITERS: server and client of TOOL on DEV; prints the
+# run DEV TOOL SIZE ARGS: server and client of TOOL on DEV; prints the
 # client's result row.
 run() {
-	local dev=$1 tool=$2 size=$3 iters=$4 pid
-	local args="-d $dev -x 1 -F -s $size -n $iters"
+	local dev=$1 tool=$2 size=$3 pid
+	local args="-d $dev -x 1 -F -s $size $4"
 
 	timeout 120 "$tool" $args >/dev/null 2>&1 &
 	pid=$!
@@ -26,21 +29,27 @@ run() {
 	wait $pid
 }
 
+# point DEV TOOL SIZE ARGS NAME COLUMN: REPS runs, column COLUMN of each
+# result row to the CSV as test NAME.
+point() {
+	local dev=$1 tool=$2 size=$3 args=$4 name=$5 col=$6 rep
+	for rep in $(seq "$REPS"); do
+		run "$dev" "$tool" "$size" "$args" |
+			awk -v d="$dev" -v n="$name" -v s="$size" -v c="$col" \
+			'NF { print d "," n "," s "," $c }' >>"$CSV"
+	done
+}
+
 bench_dev() {
-	local dev=$1 size row
+	local dev=$1 size
 	for size in $BW_SIZES; do
-		row=$(run "$dev" ib_write_bw "$size" "$ITERS")
-		echo "$row" | awk -v d="$dev" -v s="$size" \
-			'NF { print d ",write_bw_MBps," s "," $4 }' >>"$CSV"
+		point "$dev" ib_write_bw "$size" "-D $SECS" write_bw_MBps 4
 	done
 	for size in $LAT_SIZES; do
-		row=$(run "$dev" ib_write_lat "$size" "$ITERS")
-		echo "$row" | awk -v d="$dev" -v s="$size" \
-			'NF { print d ",write_lat_us," s "," $5 }' >>"$CSV"
+		# t_typical: the median of the run
+		point "$dev" ib_write_lat "$size" "-n $LAT_ITERS" write_lat_us 5
 	done
-	row=$(run "$dev" ib_send_bw 64 $((ITERS * 5)))
-	echo "$row" | awk -v d="$dev" \
-		'NF { print d ",send_rate_Mpps,64," $5 }' >>"$CSV"
+	point "$dev" ib_send_bw 64 "-D $SECS" send_rate_Mpps 5
 }
 
 : >"$CSV"

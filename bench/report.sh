@@ -3,15 +3,28 @@
 # report.sh CSV OUTDIR: softrdma next to rdma_rxe from bench/guest.sh's
 # CSV: a table of ratios on stdout, OUTDIR/bench.csv and OUTDIR/bench.png.
 # Bandwidth and message rate: softrdma/rxe (higher is better);
-# latency: softrdma/rxe (lower is better).
+# latency: softrdma/rxe (lower is better). Each value is the median of
+# the runs of its point.
 set -eu
 csv=$1
 out=$2
 mkdir -p "$out"
 
 awk -F, '
-	{ v[$1 "," $2 "," $3] = $4; key[$2 "," $3] = 1 }
+	function median(list,    a, n, i, j, t) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++)	# insertion sort: a few values
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		if (!n)
+			return ""
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{ runs[$1 "," $2 "," $3] = runs[$1 "," $2 "," $3] " " $4; key[$2 "," $3] = 1 }
 	END {
+		for (k in runs)
+			v[k] = median(runs[k])
 		print "test,bytes,softrdma,rxe,ratio"
 		for (k in key) {
 			s = v["srdma0," k]; r = v["rxe0," k]

@@ -314,9 +314,10 @@ static int __init srdma_init(void)
 		goto err_wq;
 	}
 
+	srdma_crc_init();
 	err = srdma_net_init();
 	if (err)
-		goto err_wq;
+		goto err_crc;
 
 	err = register_netdevice_notifier(&srdma_netdev_nb);
 	if (err)
@@ -327,6 +328,8 @@ static int __init srdma_init(void)
 
 err_net:
 	srdma_net_exit();
+err_crc:
+	srdma_crc_exit();
 err_wq:
 	if (srdma_tx_wq)
 		destroy_workqueue(srdma_tx_wq);
@@ -344,6 +347,7 @@ static void __exit srdma_exit(void)
 	destroy_workqueue(srdma_wq);	/* drains queued unregistrations */
 	destroy_workqueue(srdma_tx_wq);	/* empty: every QP is gone */
 	srdma_net_exit();
+	srdma_crc_exit();
 }
 
 module_init(srdma_init);

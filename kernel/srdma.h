@@ -385,6 +385,10 @@ void srdma_resp_fini(struct srdma_qp *qp);
 void srdma_resp_start(struct srdma_qp *qp);
 void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
 
+/* crc.c */
+void srdma_crc_init(void);
+void srdma_crc_exit(void);
+
 /* counters.c */
 int srdma_counters_init(struct srdma_dev *sdev);
 void srdma_counters_fini(struct srdma_dev *sdev);

@@ -167,7 +167,13 @@ vm_qemu_args() {
 		-append "console=ttyS0 panic=-1 quiet ${VM_APPEND:-}"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none,multidevs=remap")
-	[ "$accel" != kvm ] || VM_QEMU_ARGS+=(-cpu host)
+	# TCG: a CPU with the instructions kernels use when they exist
+	# (PCLMULQDQ for CRC-32, SSE4.2, ...), unless VM_CPU says otherwise.
+	if [ "$accel" = kvm ]; then
+		VM_QEMU_ARGS+=(-cpu host)
+	else
+		VM_QEMU_ARGS+=(-cpu "${VM_CPU:-max}")
+	fi
 }
 
 # Start QEMU ("${VM_QEMU_ARGS[@]}" plus extra args) in the background

@@ -22,6 +22,7 @@
 #   VM_ENV        names of host variables to pass to the guest ("FOO BAR")
 #   VM_APPEND     extra kernel command-line words
 #   VM_ACCEL      tcg (default) or kvm;  VM_SMP: guest CPUs (default 2)
+#   VM_CPU        TCG CPU model (default max)
 # Guest environment: VM_OUT (guest path of OUTDIR, writable, shared with
 # the host), VM_KVER, VM_SCRIPTS (this directory), plus VM_ENV variables.
 

@@ -5,6 +5,10 @@
  * The files in kernel/proto/ build both into the kernel module and into
  * host programs (unit tests, fuzzer).  They include only this header for
  * types, byte order and CRC-32, so nothing kernel-only leaks into them.
+ *
+ * roce_crc32() has crc32_le()'s contract (reflected, poly 0xedb88320, no
+ * pre- or post-inversion): in the kernel it is the fastest "crc32" the
+ * crypto API has (PCLMULQDQ where the CPU has it), on the host crc32_le().
  */
 #ifndef SOFTRDMA_PROTO_PORT_H
 #define SOFTRDMA_PROTO_PORT_H
@@ -19,6 +23,9 @@
 #include <linux/string.h>
 #include <linux/types.h>
 #include <asm/byteorder.h>
+
+u32 srdma_crc32(u32 crc, const void *p, size_t len);
+#define roce_crc32(crc, p, len)	srdma_crc32(crc, p, len)
 
 #else /* !__KERNEL__ */
 
@@ -72,6 +79,7 @@ typedef uint32_t __le32;
  * Return: the updated running value.
  */
 u32 __pure crc32_le(u32 crc, unsigned char const *p, size_t len);
+#define roce_crc32(crc, p, len)	crc32_le(crc, (const unsigned char *)(p), len)
 
 #endif /* __KERNEL__ */
 

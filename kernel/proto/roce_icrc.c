@@ -22,7 +22,7 @@ static u32 icrc_pseudo(u8 *ph, u8 *udp)
 	udp[UDP_CSUM] = 0xff;
 	udp[UDP_CSUM + 1] = 0xff;
 	udp[ROCE_UDP_HDR_LEN + ROCE_BTH_ICRC_MASK_BYTE] = 0xff;
-	return crc32_le(ROCE_ICRC_SEED, ph,
+	return roce_crc32(ROCE_ICRC_SEED, ph,
 			udp + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN - ph);
 }
 
@@ -92,7 +92,7 @@ u32 roce_icrc_ipv4(const void *iph, const void *udph, u32 len)
 	const u8 *rest = (const u8 *)udph + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN;
 	u32 crc = roce_icrc_begin_ipv4(iph, udph);
 
-	return roce_icrc_final(crc32_le(crc, rest, icrc_tail_len(len)));
+	return roce_icrc_final(roce_crc32(crc, rest, icrc_tail_len(len)));
 }
 
 /**
@@ -108,7 +108,7 @@ u32 roce_icrc_ipv6(const void *ip6h, const void *udph, u32 len)
 	const u8 *rest = (const u8 *)udph + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN;
 	u32 crc = roce_icrc_begin_ipv6(ip6h, udph);
 
-	return roce_icrc_final(crc32_le(crc, rest, icrc_tail_len(len)));
+	return roce_icrc_final(roce_crc32(crc, rest, icrc_tail_len(len)));
 }
 
 static int icrc_check(u32 icrc, const void *udph, u32 len)

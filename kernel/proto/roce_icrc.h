@@ -34,7 +34,7 @@ u32 roce_icrc_begin_ipv6(const void *ip6h, const void *udph);
 /* Continue over the bytes after the BTH, in wire order, any chunking. */
 static inline u32 roce_icrc_update(u32 crc, const void *p, size_t len)
 {
-	return crc32_le(crc, p, len);
+	return roce_crc32(crc, p, len);
 }
 
 static inline u32 roce_icrc_final(u32 crc)
