@@ -210,15 +210,15 @@ static void srdma_flush_ring(struct srdma_qp *qp, struct srdma_ring *ring,
 	}
 	n = srdma_ring_avail(ring);
 	while (n-- > 0) {
-		const void *slot = srdma_ring_slot(ring, ring->idx);
-
 		if (send) {
-			const struct softrdma_send_wqe *wqe = slot;
+			const struct softrdma_send_wqe *wqe =
+				srdma_sq_wqe(qp, ring->idx);
 
 			cqe.wr_id = READ_ONCE(wqe->wr_id);
 			cqe.opcode = srdma_wr_to_wc_opcode(READ_ONCE(wqe->opcode));
 		} else {
-			const struct softrdma_recv_wqe *wqe = slot;
+			const struct softrdma_recv_wqe *wqe =
+				srdma_ring_slot(ring, ring->idx);
 
 			cqe.wr_id = READ_ONCE(wqe->wr_id);
 			cqe.opcode = IB_WC_RECV;
@@ -237,14 +237,27 @@ static void srdma_qp_flush(struct srdma_qp *qp)
 	srdma_flush_ring(qp, &qp->rq, &qp->rq_lock, qp->ibqp.recv_cq, false);
 }
 
-/*
- * The transport hit a fatal error (retries exhausted, remote access
- * error, ...): the QP enters ERR and its outstanding work is flushed.
- * Called with no QP lock held.
+/**
+ * srdma_qp_error - the transport hit a fatal error on @qp
+ * @qp: the QP; no QP lock held
+ * @event: affiliated asynchronous event to raise, or SRDMA_NO_EVENT when
+ *	a completion reports the error (retries exhausted, a NAK, ...)
+ *
+ * The QP enters ERR and its outstanding work is flushed; the event is
+ * raised only by the error that moved it there.
  */
-void srdma_qp_error(struct srdma_qp *qp)
+void srdma_qp_error(struct srdma_qp *qp, int event)
 {
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	if (xchg(&qp->state, IB_QPS_ERR) != IB_QPS_ERR && event >= 0 &&
+	    qp->ibqp.event_handler) {
+		struct ib_event ev = {
+			.device = qp->ibqp.device,
+			.element.qp = &qp->ibqp,
+			.event = event,
+		};
+
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
 	srdma_qp_flush(qp);
 }
 

@@ -29,6 +29,21 @@ static struct srdma_swqe *srdma_st(struct srdma_qp *qp, u32 idx)
 	return &qp->swqe[idx & (qp->sq.num_slots - 1)];
 }
 
+/**
+ * srdma_sq_wqe - the send WQE at SQ index @idx, as the requester acts on it
+ * @qp: the QP, sq_lock held
+ * @idx: an index from qp->sq.idx on
+ *
+ * Our copy once the WQE is fetched (the user may have rewritten the ring
+ * since), the ring slot before.
+ */
+const struct softrdma_send_wqe *srdma_sq_wqe(struct srdma_qp *qp, u32 idx)
+{
+	if (qp->sq_copy && qp->fetched - idx - 1 < qp->sq.num_slots)
+		return srdma_wqe(qp, idx);
+	return srdma_ring_slot(&qp->sq, idx);
+}
+
 static u32 srdma_last_psn(const struct srdma_swqe *st)
 {
 	return roce_psn_add(st->first_psn, st->npkts - 1);
@@ -340,7 +355,7 @@ void srdma_req_run(struct srdma_qp *qp)
 	fail = __srdma_req_run(qp);
 	spin_unlock_bh(&qp->sq_lock);
 	if (fail)
-		srdma_qp_error(qp);
+		srdma_qp_error(qp, SRDMA_NO_EVENT);
 }
 
 /* Entering RTS: the send PSN and retry budgets take effect. */
@@ -382,7 +397,7 @@ void srdma_timer_fn(struct timer_list *t)
 out:
 	spin_unlock_bh(&qp->sq_lock);
 	if (fail)
-		srdma_qp_error(qp);
+		srdma_qp_error(qp, SRDMA_NO_EVENT);
 }
 
 /* Acknowledge everything before @psn if it lies in the window. */
@@ -542,5 +557,5 @@ void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 out:
 	spin_unlock_bh(&qp->sq_lock);
 	if (fail)
-		srdma_qp_error(qp);
+		srdma_qp_error(qp, SRDMA_NO_EVENT);
 }

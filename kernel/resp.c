@@ -70,10 +70,27 @@ static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 	srdma_xmit(qp, skb);
 }
 
+/*
+ * Every NAK but a sequence error is fatal to this QP too: it raises the
+ * affiliated event of the IB spec (11.6.3), unless the error completed a
+ * receive WQE, which reports it.
+ */
 static void srdma_resp_nak(struct srdma_qp *qp, enum roce_nak_code code)
 {
-	if (code == ROCE_NAK_PSN_SEQ_ERR)
+	switch (code) {
+	case ROCE_NAK_PSN_SEQ_ERR:
 		srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_SENT);
+		break;
+	case ROCE_NAK_INVALID_REQ:
+		qp->resp_event = IB_EVENT_QP_REQ_ERR;
+		break;
+	case ROCE_NAK_REMOTE_ACCESS:
+		qp->resp_event = IB_EVENT_QP_ACCESS_ERR;
+		break;
+	default:
+		qp->resp_event = IB_EVENT_QP_FATAL;
+		break;
+	}
 	srdma_resp_ack(qp, qp->epsn, roce_aeth_syn_nak(code));
 }
 
@@ -146,6 +163,7 @@ static int srdma_resp_send(struct srdma_qp *qp,
 				   IB_WC_LOC_LEN_ERR, IB_WC_RECV, 0, pkt);
 		srdma_resp_nak(qp, err == -EACCES ? ROCE_NAK_REMOTE_OP :
 				   ROCE_NAK_INVALID_REQ);
+		qp->resp_event = SRDMA_NO_EVENT;	/* the CQE says it */
 		return RESP_QP_ERROR;
 	}
 	qp->recv_off += pkt->payload_len;
@@ -197,6 +215,10 @@ static int srdma_resp_write(struct srdma_qp *qp,
 		}
 	}
 	if (flags & ROCE_F_FIRST) {
+		if (roce_reth_len(reth) > SRDMA_MAX_MSG) {
+			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+			return RESP_QP_ERROR;
+		}
 		qp->wr_len = roce_reth_len(reth);
 		qp->wr_left = qp->wr_len;
 		qp->wr_va = roce_reth_va(reth);
@@ -347,6 +369,10 @@ static int srdma_resp_read(struct srdma_qp *qp,
 	u64 va = roce_reth_va(reth);
 	struct srdma_rd *rd;
 
+	if (len > SRDMA_MAX_MSG) {
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		return RESP_QP_ERROR;
+	}
 	if (len) {
 		struct srdma_mr *mr = srdma_resp_mr(qp, roce_reth_rkey(reth),
 						    va, len,
@@ -385,9 +411,11 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	u32 flags = pkt->info->flags;
 	enum ib_qp_state state;
 	int ret = RESP_DONE;
+	int event;
 	s32 diff;
 
 	spin_lock_bh(&qp->rq_lock);
+	qp->resp_event = SRDMA_NO_EVENT;
 	state = READ_ONCE(qp->state);
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	    state != IB_QPS_SQD && state != IB_QPS_SQE) {
@@ -478,7 +506,8 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	if (roce_bth_ackreq(pkt->bth))
 		srdma_resp_ack(qp, psn, srdma_ack_syndrome());
 out:
+	event = qp->resp_event;
 	spin_unlock_bh(&qp->rq_lock);
 	if (ret == RESP_QP_ERROR)
-		srdma_qp_error(qp);
+		srdma_qp_error(qp, event);
 }

@@ -36,7 +36,7 @@
 #define SRDMA_MAX_SGE		32
 #define SRDMA_MAX_INLINE	512
 #define SRDMA_MAX_RD_ATOMIC	128
-#define SRDMA_MAX_MSG		(1U << 31)	/* the port's max_msg_sz */
+#define SRDMA_MAX_MSG		(1U << 30)	/* max_msg_sz: a make check test moves it */
 #define SRDMA_GID_TBL_LEN	128	/* room for many IPv4/IPv6 addresses */
 #define SRDMA_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
@@ -234,6 +234,8 @@ struct srdma_swqe {
  * @rwqe: responder: copy of the receive WQE being filled
  * @have_rwqe: @rwqe holds a WQE taken off the RQ
  * @recv_off: bytes placed into @rwqe so far
+ * @resp_event: responder: the event its fatal error raises, or
+ *	SRDMA_NO_EVENT when a completion reports it
  * @msg_open: responder: ROCE_F_SEND or ROCE_F_WRITE while a multi-packet
  *	message is under way, else 0
  * @rd: responder: reads to answer, a ring of SRDMA_MAX_RD_ATOMIC
@@ -282,6 +284,7 @@ struct srdma_qp {
 	struct softrdma_recv_wqe *rwqe;
 	bool have_rwqe;
 	u32 recv_off;
+	int resp_event;
 	u32 msg_open;
 	struct srdma_rd *rd;
 	u32 rd_head;
@@ -362,7 +365,8 @@ int srdma_sge_copy(struct srdma_qp *qp, const struct softrdma_sge *sge,
 		   u32 nsge, u32 off, void *buf, u32 len, bool to_sge);
 struct srdma_qp *srdma_qp_lookup_rcu(u32 qpn);
 enum ib_wc_opcode srdma_wr_to_wc_opcode(u32 wr_opcode);
-void srdma_qp_error(struct srdma_qp *qp);
+#define SRDMA_NO_EVENT	(-1)
+void srdma_qp_error(struct srdma_qp *qp, int event);
 void srdma_qp_complete(struct srdma_qp *qp, struct ib_cq *ibcq,
 		       const struct softrdma_cqe *cqe, bool solicited);
 
@@ -376,6 +380,7 @@ int srdma_req_init(struct srdma_qp *qp);
 void srdma_req_fini(struct srdma_qp *qp);
 void srdma_req_start(struct srdma_qp *qp);
 void srdma_req_run(struct srdma_qp *qp);
+const struct softrdma_send_wqe *srdma_sq_wqe(struct srdma_qp *qp, u32 idx);
 void srdma_timer_fn(struct timer_list *t);
 void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
 

@@ -12,10 +12,8 @@ rx_drops drop_short drop_bad_version drop_bad_opcode drop_bad_pad
 drop_bad_length drop_bad_icrc drop_no_qp drop_qp_type drop_qp_state
 drop_psn drop_nomem"
 
-# cnt NAME: the counter's value ("link srdma0/1 NAME VALUE NAME VALUE ...")
 cnt() {
-	rdma statistic show link srdma0/1 |
-		awk -v n="$1" '{ for (i = 1; i < NF; i++) if ($i == n) print $(i + 1) }'
+	dev_counter srdma0 "$1"
 }
 
 # Packets the stack dropped for a full backlog, all CPUs (2nd column, hex).

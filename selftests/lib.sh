@@ -106,6 +106,13 @@ ibdev_gids() {
 		grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$'
 }
 
+# dev_counter IBDEV NAME: a port counter of "rdma statistic"
+# ("link IBDEV/1 NAME VALUE NAME VALUE ...").
+dev_counter() {
+	rdma statistic show link "$1/1" |
+		awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) print $(i + 1) }'
+}
+
 # Put softrdma.ko and the module index staged on the host (see
 # qemu-scripts/stage-modules.sh, SRDMA_MODROOT) in place; the guest root is an overlay
 # in RAM, so this never touches the host.
