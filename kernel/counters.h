@@ -17,7 +17,7 @@ enum srdma_counter {
 	SRDMA_CNT_TX_BYTES,		/* IP packets, headers included */
 	SRDMA_CNT_RX_PKTS,		/* every datagram, dropped or not */
 	SRDMA_CNT_RX_BYTES,
-	SRDMA_CNT_RETRANSMITS,		/* request packets sent again */
+	SRDMA_CNT_RETRANSMITS,		/* PSNs gone back over (go-back-N) */
 	SRDMA_CNT_RETRY_TIMEOUTS,	/* local ACK timeouts */
 	SRDMA_CNT_SEQ_NAKS_SENT,
 	SRDMA_CNT_SEQ_NAKS_RCVD,

@@ -85,43 +85,78 @@ bool srdma_mr_check(const struct srdma_mr *mr, u64 iova, u64 len)
 	       iova - mr->iova <= mr->length - len;
 }
 
+/* One piece of a transfer: @n bytes at @va, in @page at @pg_off. */
+static int srdma_xfer_piece(struct srdma_xfer *x, struct page *page,
+			    u32 pg_off, u8 *va, u32 n)
+{
+	struct sk_buff *skb = x->skb;
+	int i;
+
+	switch (x->op) {
+	case SRDMA_TO_BUF:
+		memcpy(x->buf + x->done, va, n);
+		break;
+	case SRDMA_FROM_BUF:
+		memcpy(va, x->buf + x->done, n);
+		break;
+	case SRDMA_FROM_SKB:
+		if (skb_copy_bits(skb, x->skb_off + x->done, va, n))
+			return -EINVAL;
+		break;
+	case SRDMA_TO_FRAGS:
+		i = skb_shinfo(skb)->nr_frags;
+		if (i && skb_can_coalesce(skb, i, page, pg_off)) {
+			skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
+		} else {
+			if (!page || i >= x->max_frags)
+				return -EMSGSIZE;
+			get_page(page);
+			skb_fill_page_desc(skb, i, page, pg_off, n);
+		}
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+		break;
+	}
+	x->done += n;
+	return 0;
+}
+
 /**
- * srdma_mr_copy - copy between registered memory and a kernel buffer
+ * srdma_mr_xfer - move bytes between registered memory and @x
  * @mr: the MR; the range must have passed srdma_mr_check()
  * @iova: start in the MR's address space
- * @buf: kernel buffer
  * @len: bytes
- * @to_mr: direction
+ * @x: the other end; @x->done grows by what was moved
+ *
+ * Return: 0; -EMSGSIZE when SRDMA_TO_FRAGS ran out of frags (or the MR
+ * has no pages to lend), -EINVAL when SRDMA_FROM_SKB ran past the skb.
  */
-void srdma_mr_copy(struct srdma_mr *mr, u64 iova, void *buf, u32 len,
-		   bool to_mr)
+int srdma_mr_xfer(struct srdma_mr *mr, u64 iova, u32 len, struct srdma_xfer *x)
 {
 	u64 off;
+	int err = 0;
 
-	if (mr->dma) {	/* iova is a kernel virtual address */
-		if (to_mr)
-			memcpy((void *)(uintptr_t)iova, buf, len);
-		else
-			memcpy(buf, (void *)(uintptr_t)iova, len);
-		return;
-	}
+	if (mr->dma)	/* iova is a kernel virtual address */
+		return srdma_xfer_piece(x, NULL, 0, (u8 *)(uintptr_t)iova, len);
 
 	off = iova - mr->iova + ib_umem_offset(mr->umem);
-	while (len) {
+	while (len && !err) {
 		struct page *page = mr->pages[off >> PAGE_SHIFT];
 		u32 pg_off = offset_in_page(off);
 		u32 n = min_t(u32, len, PAGE_SIZE - pg_off);
-		u8 *va = kmap_local_page(page);
+		u8 *va = NULL;
 
-		if (to_mr)
-			memcpy(va + pg_off, buf, n);
-		else
-			memcpy(buf, va + pg_off, n);
-		kunmap_local(va);
-		buf = (u8 *)buf + n;
+		if (x->op != SRDMA_TO_FRAGS)
+			va = kmap_local_page(page);
+		err = srdma_xfer_piece(x, page, pg_off, va ? va + pg_off : NULL,
+				       n);
+		if (va)
+			kunmap_local(va);
 		off += n;
 		len -= n;
 	}
+	return err;
 }
 
 /* A flat page array makes the copy an index, not a scatterlist walk. */
@@ -220,23 +255,26 @@ int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 }
 
 /**
- * srdma_sge_copy - copy between a buffer and a QP's local SGE list
+ * srdma_sge_xfer - move bytes between a QP's local SGE list and @x
  * @qp: the QP (its PD owns the lkeys)
  * @sge: SGE list (a kernel copy)
  * @nsge: its length
- * @off: byte offset into the SGE list where the copy starts
- * @buf: kernel buffer
+ * @off: byte offset into the SGE list where the transfer starts
  * @len: bytes
- * @to_sge: direction; writing needs IB_ACCESS_LOCAL_WRITE
+ * @x: the other end (see srdma_mr_xfer()); writing into the SGEs needs
+ *	IB_ACCESS_LOCAL_WRITE
  *
- * Return: 0, -EINVAL if the SGEs are shorter than @off + @len, or -EACCES
- * if an lkey is invalid, of another PD, lacks access or is exceeded.
+ * Return: 0, -EINVAL if the SGEs are shorter than @off + @len, -EACCES if
+ * an lkey is invalid, of another PD, lacks access or is exceeded, or an
+ * error of srdma_mr_xfer().
  */
-int srdma_sge_copy(struct srdma_qp *qp, const struct softrdma_sge *sge,
-		   u32 nsge, u32 off, void *buf, u32 len, bool to_sge)
+int srdma_sge_xfer(struct srdma_qp *qp, const struct softrdma_sge *sge,
+		   u32 nsge, u32 off, u32 len, struct srdma_xfer *x)
 {
-	struct srdma_dev *sdev = to_sdev(qp->ibqp.device);
-	int access = to_sge ? IB_ACCESS_LOCAL_WRITE : 0;
+	struct srdma_dev *sdev = qp_sdev(qp);
+	int access = x->op == SRDMA_FROM_BUF || x->op == SRDMA_FROM_SKB ?
+		     IB_ACCESS_LOCAL_WRITE : 0;
+	int err;
 
 	for (; len && nsge; sge++, nsge--) {
 		struct srdma_mr *mr;
@@ -250,13 +288,11 @@ int srdma_sge_copy(struct srdma_qp *qp, const struct softrdma_sge *sge,
 		mr = srdma_mr_get(sdev, sge->lkey, qp->ibqp.pd, access);
 		if (!mr)
 			return -EACCES;
-		if (!srdma_mr_check(mr, sge->addr + off, n)) {
-			srdma_mr_put(mr);
-			return -EACCES;
-		}
-		srdma_mr_copy(mr, sge->addr + off, buf, n, to_sge);
+		err = srdma_mr_check(mr, sge->addr + off, n) ?
+		      srdma_mr_xfer(mr, sge->addr + off, n, x) : -EACCES;
 		srdma_mr_put(mr);
-		buf = (u8 *)buf + n;
+		if (err)
+			return err;
 		len -= n;
 		off = 0;
 	}

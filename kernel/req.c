@@ -205,35 +205,42 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 
 	if (first)
 		st->first_psn = qp->req_psn;
-	skb = srdma_pkt_alloc(qp, info->hdr_len + n + pad + ROCE_ICRC_LEN);
+	skb = srdma_pkt_alloc(qp, info->hdr_len, n,
+			      w->send_flags & IB_SEND_INLINE);
 	if (!skb)
 		return -ENOMEM;
 	hdr = skb->data;
 	roce_bth_encode((struct roce_bth *)hdr, &bth);
+	/* A read asked again starts where the placed responses end. */
 	if (info->flags & ROCE_F_RETH)
 		roce_reth_encode((void *)(hdr + info->off[ROCE_EXT_RETH]),
-				 w->wr.rdma.remote_addr, w->wr.rdma.rkey,
-				 st->len);
+				 w->wr.rdma.remote_addr + qp->req_off,
+				 w->wr.rdma.rkey, st->len - qp->req_off);
 	if (info->flags & ROCE_F_IMMDT)
 		roce_immdt_set((void *)(hdr + info->off[ROCE_EXT_IMMDT]),
 			       w->ex);
 
 	if (w->send_flags & IB_SEND_INLINE) {
-		memcpy(hdr + info->hdr_len, (u8 *)w->sge + qp->req_off, n);
-	} else if (n) {
-		err = srdma_sge_copy(qp, w->sge, w->num_sge, qp->req_off,
-				     hdr + info->hdr_len, n, false);
+		srdma_pkt_put_data(skb, (u8 *)w->sge + qp->req_off, n, pad);
+	} else {
+		struct srdma_pkt_src src = {
+			.qp = qp, .sge = w->sge, .nsge = w->num_sge,
+			.off = qp->req_off,
+		};
+
+		err = srdma_pkt_put(skb, &src, n, pad);
 		if (err) {
 			kfree_skb(skb);
+			if (err == -ENOMEM)
+				return err;
 			return err == -EACCES ? -IB_WC_LOC_PROT_ERR :
 						-IB_WC_LOC_LEN_ERR;
 		}
 	}
-	memset(hdr + info->hdr_len + n, 0, pad + ROCE_ICRC_LEN);
 	srdma_xmit(qp, skb);	/* a lost packet is a lost packet: retried */
 
 	if (read) {
-		qp->req_psn = roce_psn_add(qp->req_psn, st->npkts);
+		qp->req_psn = roce_psn_add(st->first_psn, st->npkts);
 	} else {
 		qp->req_psn = roce_psn_next(qp->req_psn);
 		qp->req_off += n;
@@ -292,22 +299,39 @@ static bool srdma_comp_progress(struct srdma_qp *qp)
 	return false;
 }
 
-/* Go back to the oldest incomplete WQE and send from its start again. */
+/*
+ * Go back to the oldest unacknowledged PSN (go-back-N): a send or write
+ * resumes with the packet at qp->una_psn, a read is asked again for the
+ * responses not yet placed (a new request for the rest, IBA 9.7.5.1.1).
+ * Later WQEs start over.
+ */
 static void srdma_req_rewind(struct srdma_qp *qp)
 {
+	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	struct srdma_swqe *st;
 	u32 i, psn;
 
 	if (qp->sq.idx == qp->req_idx && !qp->req_off)
 		return;
-	for (i = qp->sq.idx; i != qp->fetched; i++)
+	for (i = qp->sq.idx + 1; i != qp->fetched; i++)
 		srdma_st(qp, i)->read_off = 0;
+	st = srdma_st(qp, qp->sq.idx);
 	qp->req_idx = qp->sq.idx;
-	qp->req_off = 0;
-	psn = srdma_st(qp, qp->sq.idx)->first_psn;
+	if (srdma_wqe(qp, qp->sq.idx)->opcode == IB_UVERBS_WR_RDMA_READ) {
+		qp->req_off = st->read_off;	/* whole packets: MTUs */
+		psn = roce_psn_add(st->first_psn, st->read_off / mtu);
+	} else if (!roce_psn_before(qp->una_psn, st->first_psn) &&
+		   roce_psn_diff(qp->una_psn, st->first_psn) < st->npkts) {
+		qp->req_off = roce_psn_diff(qp->una_psn, st->first_psn) * mtu;
+		psn = qp->una_psn;
+	} else {
+		qp->req_off = 0;
+		psn = st->first_psn;
+	}
 	srdma_count_add(qp_sdev(qp), SRDMA_CNT_RETRANSMITS,
 			roce_psn_diff(qp->req_psn, psn));
 	qp->req_psn = psn;
-	qp->una_psn = qp->req_psn;
+	qp->una_psn = psn;
 }
 
 /* Send what the window allows. Return: true if the QP must enter ERR. */
@@ -370,6 +394,7 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->retry_left = qp->attr.retry_cnt;
 	qp->rnr_left = qp->attr.rnr_retry;
 	qp->rnr_wait = false;
+	qp->read_gap = false;
 	spin_unlock_bh(&qp->sq_lock);
 }
 
@@ -483,28 +508,45 @@ static bool srdma_comp_read(struct srdma_qp *qp,
 	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
 	struct softrdma_send_wqe *w;
 	struct srdma_swqe *st;
-	u32 i;
+	u32 i, expect;
 	int err;
 
-	/* The WQE whose response PSNs include @psn; earlier ones are acked. */
+	/*
+	 * Responses come in PSN order: the one taken is the next of the
+	 * oldest unfinished read. A later one means some went missing (an
+	 * implied NAK): ask again at once, once per gap; the timer covers
+	 * the rest.
+	 */
 	for (i = qp->sq.idx; i != qp->req_idx; i++) {
 		st = srdma_st(qp, i);
-		if (roce_psn_before(psn, st->first_psn))
-			goto drop;
-		if (roce_psn_diff(psn, st->first_psn) < st->npkts)
+		w = srdma_wqe(qp, i);
+		if (w->opcode == IB_UVERBS_WR_RDMA_READ && !st->read_done)
 			break;
 	}
 	if (i == qp->req_idx)
 		goto drop;
-	w = srdma_wqe(qp, i);
-	if (w->opcode != IB_UVERBS_WR_RDMA_READ || st->read_done ||
-	    psn != roce_psn_add(st->first_psn, st->read_off / mtu) ||
-	    pkt->payload_len > st->len - st->read_off)
-		goto drop;	/* duplicate or out of order: retried */
-	srdma_comp_ack_upto(qp, st->first_psn);
+	expect = roce_psn_add(st->first_psn, st->read_off / mtu);
+	if (psn != expect) {
+		if (roce_psn_after(psn, expect) &&
+		    roce_psn_before(psn, qp->req_psn) && !qp->read_gap) {
+			qp->read_gap = true;
+			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+			srdma_req_rewind(qp);
+			return __srdma_req_run(qp);
+		}
+		goto drop;	/* a duplicate, or the rest of a gap */
+	}
+	/* Whole MTUs but in the last: read_off counts packets. */
+	if (pkt->payload_len > st->len - st->read_off ||
+	    pkt->payload_len > mtu ||
+	    (!(pkt->info->flags & ROCE_F_LAST) && pkt->payload_len != mtu))
+		goto drop;
+	qp->read_gap = false;
+	/* A response implies every request before the read arrived. */
+	if (roce_psn_before(qp->una_psn, st->first_psn))
+		srdma_comp_ack_upto(qp, st->first_psn);
 
-	err = srdma_sge_copy(qp, w->sge, w->num_sge, st->read_off,
-			     (void *)pkt->payload, pkt->payload_len, true);
+	err = srdma_pkt_to_sge(qp, pkt, w->sge, w->num_sge, st->read_off);
 	if (err) {
 		st->status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
 					      IB_WC_LOC_LEN_ERR;

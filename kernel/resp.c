@@ -61,12 +61,13 @@ static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 	};
 	struct sk_buff *skb;
 
-	skb = srdma_pkt_alloc(qp, info->hdr_len + ROCE_ICRC_LEN);
+	skb = srdma_pkt_alloc(qp, info->hdr_len, 0, true);
 	if (!skb)
 		return;
 	roce_bth_encode((struct roce_bth *)skb->data, &bth);
 	roce_aeth_encode((void *)(skb->data + info->off[ROCE_EXT_AETH]),
 			 syndrome, qp->msn);
+	srdma_pkt_put_data(skb, NULL, 0, 0);
 	srdma_xmit(qp, skb);
 }
 
@@ -155,9 +156,8 @@ static int srdma_resp_send(struct srdma_qp *qp,
 			return RESP_QP_ERROR;
 		}
 	}
-	err = srdma_sge_copy(qp, qp->rwqe->sge, qp->rwqe->num_sge,
-			     qp->recv_off, (void *)pkt->payload,
-			     pkt->payload_len, true);
+	err = srdma_pkt_to_sge(qp, pkt, qp->rwqe->sge, qp->rwqe->num_sge,
+			       qp->recv_off);
 	if (err) {
 		srdma_resp_cqe(qp, err == -EACCES ? IB_WC_LOC_PROT_ERR :
 				   IB_WC_LOC_LEN_ERR, IB_WC_RECV, 0, pkt);
@@ -202,10 +202,11 @@ static int srdma_resp_write(struct srdma_qp *qp,
 	u32 flags = pkt->info->flags;
 	bool imm = flags & ROCE_F_IMMDT;
 	u32 n = pkt->payload_len;
+	int err;
 
 	/* The receive WQE first: an RNR retry repeats the write harmlessly. */
 	if (imm && (flags & ROCE_F_LAST)) {
-		int err = srdma_resp_take_rwqe(qp);
+		err = srdma_resp_take_rwqe(qp);
 
 		if (err == -EAGAIN)
 			return -EAGAIN;
@@ -251,8 +252,12 @@ static int srdma_resp_write(struct srdma_qp *qp,
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
 			return RESP_QP_ERROR;
 		}
-		srdma_mr_copy(mr, qp->wr_va, (void *)pkt->payload, n, true);
+		err = srdma_pkt_to_mr(mr, qp->wr_va, pkt);
 		srdma_mr_put(mr);
+		if (err) {	/* the skb is shorter than its headers say */
+			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+			return RESP_QP_ERROR;
+		}
 		qp->wr_va += n;
 		qp->wr_left -= n;
 	}
@@ -300,11 +305,11 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 			.qpn = qp->attr.dest_qp_num,
 			.psn = roce_psn_add(rd->psn, i),
 		};
+		struct srdma_pkt_src src = { .mr = mr, .off = rd->va + off };
 		struct sk_buff *skb;
 		u8 *hdr;
 
-		skb = srdma_pkt_alloc(qp, info->hdr_len + n + pad +
-					  ROCE_ICRC_LEN);
+		skb = srdma_pkt_alloc(qp, info->hdr_len, n, false);
 		if (!skb)
 			break;
 		hdr = skb->data;
@@ -312,10 +317,10 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 		if (info->flags & ROCE_F_AETH)
 			roce_aeth_encode((void *)(hdr + info->off[ROCE_EXT_AETH]),
 					 srdma_ack_syndrome(), rd->msn);
-		if (n)
-			srdma_mr_copy(mr, rd->va + off, hdr + info->hdr_len, n,
-				      false);
-		memset(hdr + info->hdr_len + n, 0, pad + ROCE_ICRC_LEN);
+		if (srdma_pkt_put(skb, &src, n, pad)) {
+			kfree_skb(skb);
+			break;
+		}
 		srdma_xmit(qp, skb);
 		rd->sent++;
 	}
@@ -451,6 +456,16 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	if ((flags & ROCE_F_READ) ? qp->msg_open :
 	    !!(flags & ROCE_F_FIRST) == !!qp->msg_open ||
 	    (qp->msg_open && !(flags & qp->msg_open))) {
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		ret = RESP_QP_ERROR;
+		goto out;
+	}
+
+	/* FIRST and MIDDLE carry exactly the path MTU, LAST and ONLY at most. */
+	if ((flags & ROCE_F_PAYLOAD) &&
+	    (pkt->payload_len > ib_mtu_enum_to_int(qp->attr.path_mtu) ||
+	     (!(flags & ROCE_F_LAST) &&
+	      pkt->payload_len != ib_mtu_enum_to_int(qp->attr.path_mtu)))) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 		ret = RESP_QP_ERROR;
 		goto out;

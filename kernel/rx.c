@@ -13,19 +13,34 @@
 #include "srdma.h"
 #include "proto/roce_icrc.h"
 
-/* Return: 0 or -ROCE_DROP_*. */
-static int srdma_rx_icrc(struct sk_buff *skb, const struct udphdr *udph,
-			 u32 len)
+/*
+ * Check the ICRC of the packet of @len bytes (BTH through ICRC) after the
+ * UDP header at skb->data; only the headers need be linear.
+ * Return: 0 or -ROCE_DROP_BAD_ICRC.
+ */
+static int srdma_rx_icrc(struct sk_buff *skb, u32 len)
 {
+	const struct udphdr *udph = (void *)skb->data;
+	u32 off = sizeof(*udph) + ROCE_BTH_LEN, crc;
+	u8 buf[ROCE_ICRC_LEN];
+	const void *field;
+
 	if (skb->protocol == htons(ETH_P_IP)) {
 		const struct iphdr *iph = ip_hdr(skb);
 
 		/* The ICRC covers exactly a 20-byte IPv4 header. */
 		if (iph->ihl != 5)
 			return -ROCE_DROP_BAD_ICRC;
-		return roce_icrc_verify_ipv4(iph, udph, len);
+		crc = roce_icrc_begin_ipv4(iph, udph);
+	} else {
+		crc = roce_icrc_begin_ipv6(ipv6_hdr(skb), udph);
 	}
-	return roce_icrc_verify_ipv6(ipv6_hdr(skb), udph, len);
+	crc = srdma_skb_crc(skb, off, len - ROCE_BTH_LEN - ROCE_ICRC_LEN, crc);
+	field = skb_header_pointer(skb, sizeof(*udph) + len - ROCE_ICRC_LEN,
+				   ROCE_ICRC_LEN, buf);
+	if (!field || roce_icrc_get(field) != roce_icrc_final(crc))
+		return -ROCE_DROP_BAD_ICRC;
+	return 0;
 }
 
 /*
@@ -48,58 +63,65 @@ static void srdma_rx_drop(struct sock *sk, struct sk_buff *skb, int cnt)
 	kfree_skb(skb);
 }
 
-/* UDP encap_rcv of our sockets: always consumes the skb. */
+/*
+ * UDP encap_rcv of our sockets: always consumes the skb. skb->data is the
+ * UDP header; the payload may stay in fragments (see pkt.c).
+ */
 int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
 {
-	struct roce_pkt_info pkt;
+	struct srdma_rx_pkt pkt;
 	struct srdma_dev *sdev;
-	struct udphdr *udph;
 	struct srdma_qp *qp;
 	u32 len;
 	int err;
 
-	if (skb_linearize(skb)) {
-		srdma_rx_drop(sk, skb, SRDMA_CNT_DROP_NOMEM);
-		return 0;
-	}
-	udph = udp_hdr(skb);
-	len = ntohs(udph->len);
-	if (len < sizeof(*udph) ||
-	    (u8 *)udph + len > skb_tail_pointer(skb)) {
+	len = skb->len;
+	if (len < sizeof(struct udphdr) ||
+	    ntohs(udp_hdr(skb)->len) != len) {
 		srdma_rx_drop(sk, skb, SRDMA_CNT_DROP_SHORT);
 		return 0;
 	}
-	len -= sizeof(*udph);
-	err = roce_parse(udph + 1, len, &pkt);
+	len -= sizeof(struct udphdr);
+	/* Headers linear: at most the longest header set, ICRC aside. */
+	if (!pskb_may_pull(skb, sizeof(struct udphdr) +
+				min_t(u32, len, ROCE_MAX_HDR_LEN))) {
+		srdma_rx_drop(sk, skb, SRDMA_CNT_DROP_NOMEM);
+		return 0;
+	}
+	err = roce_parse_hdr(skb->data + sizeof(struct udphdr),
+			     skb_headlen(skb) - sizeof(struct udphdr), len,
+			     &pkt.rp);
 	if (!err)
-		err = srdma_rx_icrc(skb, udph, len);
+		err = srdma_rx_icrc(skb, len);
 	if (err) {
 		srdma_rx_drop(sk, skb, srdma_roce_drop_cnt(-err));
 		return 0;
 	}
+	pkt.skb = skb;
+	pkt.payload_off = sizeof(struct udphdr) + pkt.rp.hdr_len;
 
 	rcu_read_lock();
-	qp = srdma_qp_lookup_rcu(roce_bth_qpn(pkt.bth));
-	if (!qp || to_sdev(qp->ibqp.device)->net != sock_net(sk)) {
+	qp = srdma_qp_lookup_rcu(roce_bth_qpn(pkt.rp.bth));
+	if (!qp || qp_sdev(qp)->net != sock_net(sk)) {
 		rcu_read_unlock();
 		srdma_rx_drop(sk, skb, SRDMA_CNT_DROP_NO_QP);
 		return 0;
 	}
-	sdev = to_sdev(qp->ibqp.device);
+	sdev = qp_sdev(qp);
 	srdma_count(sdev, SRDMA_CNT_RX_PKTS);
 	srdma_count_add(sdev, SRDMA_CNT_RX_BYTES,
-				skb->len - skb_network_offset(skb));
+			skb->len - skb_network_offset(skb));
 	if (qp->ibqp.qp_type != IB_QPT_RC ||
-	    !roce_opcode_valid_for(pkt.opcode, ROCE_TRANSPORT_RC)) {
+	    !roce_opcode_valid_for(pkt.rp.opcode, ROCE_TRANSPORT_RC)) {
 		srdma_drop(sdev, SRDMA_CNT_DROP_QP_TYPE);
 		rcu_read_unlock();
 		kfree_skb(skb);
 		return 0;
 	}
-	if (pkt.info->flags & ROCE_F_REQ)
-		srdma_resp_rx(qp, &pkt);
+	if (pkt.rp.info->flags & ROCE_F_REQ)
+		srdma_resp_rx(qp, &pkt.rp);
 	else
-		srdma_comp_rx(qp, &pkt);
+		srdma_comp_rx(qp, &pkt.rp);
 	rcu_read_unlock();
 	consume_skb(skb);
 	return 0;

@@ -227,6 +227,8 @@ struct srdma_swqe {
  * @retry_left: retries left before IB_WC_RETRY_EXC_ERR
  * @rnr_left: RNR retries left (7: unlimited)
  * @rnr_wait: sending paused until @timer fires
+ * @read_gap: a read response went missing and the read was asked again;
+ *	cleared by the next response taken
  * @dying: destroy in progress: do not re-arm @timer
  * @epsn: responder: next expected request PSN
  * @msn: responder: message sequence number
@@ -276,6 +278,7 @@ struct srdma_qp {
 	u8 retry_left;
 	u8 rnr_left;
 	bool rnr_wait;
+	bool read_gap;
 	bool dying;
 
 	u32 epsn;
@@ -305,6 +308,32 @@ static inline struct srdma_dev *qp_sdev(const struct srdma_qp *qp)
 {
 	return to_sdev(qp->ibqp.device);
 }
+
+/* What moves between memory and the other end of a transfer (mr.c). */
+enum srdma_xfer_op {
+	SRDMA_TO_BUF,		/* memory -> @buf */
+	SRDMA_FROM_BUF,		/* @buf -> memory */
+	SRDMA_FROM_SKB,		/* @skb from @skb_off on -> memory */
+	SRDMA_TO_FRAGS,		/* memory's pages become frags of @skb */
+};
+
+/**
+ * struct srdma_xfer - the other end of a transfer to or from memory
+ * @op: direction and kind
+ * @buf: kernel buffer (SRDMA_TO_BUF, SRDMA_FROM_BUF)
+ * @skb: packet (SRDMA_FROM_SKB, SRDMA_TO_FRAGS)
+ * @skb_off: SRDMA_FROM_SKB: offset of the first byte from skb->data
+ * @max_frags: SRDMA_TO_FRAGS: the frags @skb may have
+ * @done: bytes moved so far; @buf and @skb_off are relative to its start
+ */
+struct srdma_xfer {
+	enum srdma_xfer_op op;
+	u8 *buf;
+	struct sk_buff *skb;
+	u32 skb_off;
+	u32 max_frags;
+	u32 done;
+};
 
 /* verbs.c */
 extern const struct attribute_group srdma_attr_group;
@@ -339,8 +368,8 @@ struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key,
 			      struct ib_pd *pd, int access);
 void srdma_mr_put(struct srdma_mr *mr);
 bool srdma_mr_check(const struct srdma_mr *mr, u64 iova, u64 len);
-void srdma_mr_copy(struct srdma_mr *mr, u64 iova, void *buf, u32 len,
-		   bool to_mr);
+int srdma_mr_xfer(struct srdma_mr *mr, u64 iova, u32 len,
+		  struct srdma_xfer *x);
 
 /* cq.c */
 int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -361,8 +390,8 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 
-int srdma_sge_copy(struct srdma_qp *qp, const struct softrdma_sge *sge,
-		   u32 nsge, u32 off, void *buf, u32 len, bool to_sge);
+int srdma_sge_xfer(struct srdma_qp *qp, const struct softrdma_sge *sge,
+		   u32 nsge, u32 off, u32 len, struct srdma_xfer *x);
 struct srdma_qp *srdma_qp_lookup_rcu(u32 qpn);
 enum ib_wc_opcode srdma_wr_to_wc_opcode(u32 wr_opcode);
 #define SRDMA_NO_EVENT	(-1)
@@ -372,7 +401,6 @@ void srdma_qp_complete(struct srdma_qp *qp, struct ib_cq *ibcq,
 
 /* tx.c */
 int srdma_av_init(struct srdma_qp *qp);
-struct sk_buff *srdma_pkt_alloc(struct srdma_qp *qp, u32 roce_len);
 int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb);
 
 /* req.c: requester and completer of RC send queues */
@@ -401,6 +429,44 @@ struct rdma_hw_stats *srdma_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int srdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
+
+/* pkt.c */
+/* Where a packet's payload comes from: an SGE list, or else an MR range. */
+struct srdma_pkt_src {
+	struct srdma_qp *qp;
+	const struct softrdma_sge *sge;
+	u32 nsge;
+	struct srdma_mr *mr;
+	u64 off;		/* into the SGE list, or the MR's iova */
+};
+
+/*
+ * A received packet: the parse, and the skb holding it. The payload may
+ * lie in fragments: read it through srdma_pkt_to_sge()/srdma_pkt_to_mr().
+ */
+struct srdma_rx_pkt {
+	struct roce_pkt_info rp;
+	struct sk_buff *skb;
+	u32 payload_off;	/* from skb->data */
+};
+
+static inline const struct srdma_rx_pkt *
+to_rx_pkt(const struct roce_pkt_info *pkt)
+{
+	return container_of(pkt, struct srdma_rx_pkt, rp);
+}
+
+struct sk_buff *srdma_pkt_alloc(struct srdma_qp *qp, u32 hdr_len, u32 payload,
+				bool copy);
+int srdma_pkt_put(struct sk_buff *skb, const struct srdma_pkt_src *src,
+		  u32 len, u32 pad);
+void srdma_pkt_put_data(struct sk_buff *skb, const void *data, u32 len,
+			u32 pad);
+u32 srdma_skb_crc(struct sk_buff *skb, u32 off, u32 len, u32 crc);
+int srdma_pkt_to_sge(struct srdma_qp *qp, const struct roce_pkt_info *pkt,
+		     const struct softrdma_sge *sge, u32 nsge, u32 off);
+int srdma_pkt_to_mr(struct srdma_mr *mr, u64 iova,
+		    const struct roce_pkt_info *pkt);
 
 /* rx.c */
 int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb);

@@ -61,28 +61,6 @@ int srdma_av_init(struct srdma_qp *qp)
 	return 0;
 }
 
-/**
- * srdma_pkt_alloc - an skb for one RoCEv2 packet of @qp
- * @qp: the sending QP
- * @roce_len: BTH through ICRC
- *
- * The BTH starts at skb->data; room for UDP/IP/link headers is reserved.
- */
-struct sk_buff *srdma_pkt_alloc(struct srdma_qp *qp, u32 roce_len)
-{
-	struct net_device *ndev = to_sdev(qp->ibqp.device)->ndev;
-	unsigned int head = LL_RESERVED_SPACE(ndev) +
-			    sizeof(struct ipv6hdr) + sizeof(struct udphdr);
-	struct sk_buff *skb;
-
-	skb = alloc_skb(head + roce_len, GFP_ATOMIC);
-	if (unlikely(!skb))
-		return NULL;
-	skb_reserve(skb, head);
-	skb_put(skb, roce_len);
-	return skb;
-}
-
 static struct udphdr *srdma_push_udp(struct sk_buff *skb,
 				     const struct srdma_av *av, u32 roce_len)
 {
@@ -94,6 +72,21 @@ static struct udphdr *srdma_push_udp(struct sk_buff *skb,
 	udph->len = htons(roce_len + sizeof(*udph));
 	udph->check = 0;	/* the ICRC protects the payload */
 	return udph;
+}
+
+/*
+ * Finish the ICRC begun over the IP, UDP and BT headers: the rest of the
+ * packet, linear or in frags, then store it in the last 4 bytes.
+ */
+static void srdma_icrc_put(struct sk_buff *skb, u32 crc, u32 roce_len)
+{
+	u32 off = skb_transport_offset(skb) + sizeof(struct udphdr);
+	u8 icrc[ROCE_ICRC_LEN];
+
+	crc = srdma_skb_crc(skb, off + ROCE_BTH_LEN,
+			    roce_len - ROCE_BTH_LEN - ROCE_ICRC_LEN, crc);
+	roce_icrc_put(icrc, roce_icrc_final(crc));
+	skb_store_bits(skb, skb->len - ROCE_ICRC_LEN, icrc, ROCE_ICRC_LEN);
 }
 
 /* The QP's route: cached per CPU, looked up again once it goes stale. */
@@ -166,8 +159,7 @@ static int srdma_xmit4(struct srdma_qp *qp, const struct srdma_av *av,
 	iph->daddr = av->daddr4;
 	/* The ICRC covers the IP ID: choose it before computing the ICRC. */
 	ip_select_ident(net, skb, NULL);
-	roce_icrc_put(skb_tail_pointer(skb) - ROCE_ICRC_LEN,
-		      roce_icrc_ipv4(iph, udph, roce_len));
+	srdma_icrc_put(skb, roce_icrc_begin_ipv4(iph, udph), roce_len);
 
 	skb->protocol = htons(ETH_P_IP);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
@@ -199,8 +191,7 @@ static int srdma_xmit6(struct srdma_qp *qp, const struct srdma_av *av,
 	ip6h->hop_limit = av->ttl;
 	ip6h->saddr = av->saddr6;
 	ip6h->daddr = av->daddr6;
-	roce_icrc_put(skb_tail_pointer(skb) - ROCE_ICRC_LEN,
-		      roce_icrc_ipv6(ip6h, udph, roce_len));
+	srdma_icrc_put(skb, roce_icrc_begin_ipv6(ip6h, udph), roce_len);
 
 	skb->protocol = htons(ETH_P_IPV6);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
@@ -211,7 +202,7 @@ drop:
 }
 
 /**
- * srdma_xmit - send one packet built by srdma_pkt_alloc()
+ * srdma_xmit - send one packet built by srdma_pkt_alloc() and _put()
  * @qp: the QP whose path to use
  * @skb: BTH through ICRC (ICRC space left blank); consumed
  */
