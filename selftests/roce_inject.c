@@ -682,6 +682,21 @@ static bool probe(struct tqp *q)
  * no byte written; L still takes its next PSN; each one counted in
  * rx_pkts, rx_drops and drop_<reason> (when the device has counters).
  */
+/* The packets of a failed case, for the report. */
+static void dump(const struct rpkt *p, int n)
+{
+	char hex[2 * RPKT_MAX + 1];
+	uint32_t i;
+	int k;
+
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < p[k].len && i < 96; i++)
+			sprintf(hex + 2 * i, "%02x", p[k].b[i]);
+		ktap_print("packet %d (%u bytes from the IPv4 header): %s%s", k,
+			   p[k].len, hex, p[k].len > 96 ? "..." : "");
+	}
+}
+
 static void t_drop(const char *name, struct tqp *q, const struct rpkt *p,
 		   int n, const char *reason)
 {
@@ -704,6 +719,8 @@ static void t_drop(const char *name, struct tqp *q, const struct rpkt *p,
 	if (ctr >= 0)
 		ok &= ctr_grew(&a, &b, ctr, n);
 	ok &= probe(&L);
+	if (!ok)
+		dump(p, n);
 	ktap_result(ok, name);
 }
 
@@ -727,6 +744,8 @@ static void t_nak(const char *name, const struct rpkt *p, int n, uint32_t psn,
 	ok &= qp_wait_state(&L, IBV_QPS_ERR);
 	resync(&L);
 	ok &= probe(&L);
+	if (!ok)
+		dump(p, n);
 	ktap_result(ok, name);
 }
 
@@ -1381,7 +1400,8 @@ static void fuzz_one(struct rpkt *p)
 
 /*
  * Fresh live QPs at known PSNs for the next batch, whatever the last one
- * did to them: the packets stay a function of the seed alone.
+ * did to them: the packets stay a function of the seed (and of the QPNs,
+ * keys and addresses the device gave us).
  */
 static void fuzz_upkeep(void)
 {
