@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bulk RC data integrity across a (lossy) link: QP A on device DEV_A sends
+ * MIB MiB with SEND, then RDMA WRITE, then RDMA READ to QP B on DEV_B, a
+ * window of messages in flight, and every byte of every message is checked
+ * against a seeded pattern of its own, so a stale, misplaced or corrupted
+ * byte is found. The two devices sit on two network namespaces joined by
+ * a veth pair (see netns.sh); libibverbs opens both from here. Any error
+ * completion fails the operation: with retry_cnt 7 and rnr_retry 7 the
+ * transport must hide loss, reordering, duplication and corruption.
+ *
+ * usage: rc_stream DEV_A DEV_B [MIB [SEED [OPS]]]
+ *        OPS: any of s (SEND), w (WRITE), r (READ); default swr
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include "ktap.h"
+#include "verbs_util.h"
+
+#define MSG		(64u << 10)	/* bytes per message */
+#define WINDOW		8		/* messages in flight */
+#define BUF		(WINDOW * MSG)
+#define ACK_TIMEOUT	14		/* 4.096 us * 2^14 = 67 ms */
+#define STALL_MS	15000		/* no completion for this long: fail */
+
+struct end {
+	const char *dev;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint8_t *src, *dst;
+	struct ibv_mr *src_mr, *dst_mr;
+	int gid_index;
+	union ibv_gid gid;
+	enum ibv_mtu mtu;
+};
+
+static struct end A = { .dev = NULL }, B;
+static uint32_t seed;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Message @msg's bytes: an xorshift stream seeded by (seed, msg). */
+static uint64_t pat_start(uint32_t msg)
+{
+	uint64_t x = ((uint64_t)seed << 32 | msg) * 0x9e3779b97f4a7c15ull;
+
+	return x ? x : 1;
+}
+
+static uint64_t pat_next(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void pat_fill(uint8_t *p, uint32_t msg)
+{
+	uint64_t x = pat_start(msg), *w = (uint64_t *)p;
+	uint32_t i;
+
+	for (i = 0; i < MSG / 8; i++)
+		w[i] = pat_next(&x);
+}
+
+/* Offset of the first wrong byte, or -1. */
+static int64_t pat_check(const uint8_t *p, uint32_t msg)
+{
+	const uint64_t *w = (const uint64_t *)p;
+	uint64_t x = pat_start(msg), want;
+	uint32_t i, b;
+
+	for (i = 0; i < MSG / 8; i++) {
+		want = pat_next(&x);
+		if (w[i] != want)
+			for (b = 0; b < 8; b++)
+				if (p[8 * i + b] != (uint8_t)(want >> 8 * b))
+					return 8 * i + b;
+	}
+	return -1;
+}
+
+static bool end_open(struct end *e)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2 * WINDOW, .max_recv_wr = 2 * WINDOW,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ;
+	struct ibv_port_attr port;
+	struct ibv_gid_entry ge;
+	int i;
+
+	e->ctx = open_by_name(e->dev);
+	if (!e->ctx)
+		return ktap_expect(false, "cannot open %s", e->dev);
+	e->gid_index = -1;
+	for (i = 0; i < 16 && e->gid_index < 0; i++)
+		if (!ibv_query_gid_ex(e->ctx, 1, i, &ge, 0) &&
+		    ge.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+		    !ge.gid.global.subnet_prefix && ge.gid.raw[10] == 0xff &&
+		    ge.gid.raw[11] == 0xff) {
+			e->gid_index = i;
+			e->gid = ge.gid;
+		}
+	if (e->gid_index < 0 || ibv_query_port(e->ctx, 1, &port))
+		return ktap_expect(false, "%s: no IPv4 RoCEv2 GID", e->dev);
+	e->mtu = port.active_mtu;
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->cq = ibv_create_cq(e->ctx, 4 * WINDOW, NULL, NULL, 0);
+	e->src = aligned_alloc(4096, BUF);
+	e->dst = aligned_alloc(4096, BUF);
+	if (!e->pd || !e->cq || !e->src || !e->dst)
+		return ktap_expect(false, "%s: %s", e->dev, strerror(errno));
+	memset(e->dst, 0, BUF);
+	e->src_mr = ibv_reg_mr(e->pd, e->src, BUF, access);
+	e->dst_mr = ibv_reg_mr(e->pd, e->dst, BUF, access);
+	ia.send_cq = e->cq;
+	ia.recv_cq = e->cq;
+	e->qp = ibv_create_qp(e->pd, &ia);
+	return ktap_expect(e->src_mr && e->dst_mr && e->qp, "%s: %s", e->dev,
+			   strerror(errno));
+}
+
+static bool end_connect(struct end *e, const struct end *peer,
+			enum ibv_mtu mtu)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return false;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = 0xfff000;	/* the 24-bit PSN wraps during the run */
+	a.max_dest_rd_atomic = WINDOW;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.sgid_index = e->gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return false;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0xfff000;
+	a.timeout = ACK_TIMEOUT;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = WINDOW;
+	return !ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static bool post_recv(uint32_t slot)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)B.dst + slot * MSG,
+			       .length = MSG, .lkey = B.dst_mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return !ibv_post_recv(B.qp, &wr, &bad);
+}
+
+/* Message @msg from A's slot into B's slot (READ: B's src into A's dst). */
+static bool post_msg(enum ibv_wr_opcode op, uint32_t msg)
+{
+	uint32_t slot = msg % WINDOW;
+	bool rd = op == IBV_WR_RDMA_READ;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(rd ? A.dst : A.src) + slot * MSG,
+		.length = MSG,
+		.lkey = rd ? A.dst_mr->lkey : A.src_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = msg, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (rd) {
+		pat_fill(B.src + slot * MSG, msg);
+		wr.wr.rdma.remote_addr = (uintptr_t)B.src + slot * MSG;
+		wr.wr.rdma.rkey = B.src_mr->rkey;
+	} else {
+		pat_fill(A.src + slot * MSG, msg);
+		wr.wr.rdma.remote_addr = (uintptr_t)B.dst + slot * MSG;
+		wr.wr.rdma.rkey = B.dst_mr->rkey;
+	}
+	return !ibv_post_send(A.qp, &wr, &bad);
+}
+
+/*
+ * Move @n messages with @op; true if every one completed successfully in
+ * order with every byte right.
+ */
+static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
+{
+	uint32_t posted = 0, done = 0, recvd = 0, i;
+	uint64_t t0 = now_ms(), last = t0;
+	const uint8_t *got;
+	struct ibv_wc wc[16];
+	int k, j;
+	int64_t at;
+
+	if (op == IBV_WR_SEND)
+		for (i = 0; i < WINDOW; i++)
+			if (!post_recv(i))
+				return ktap_expect(false, "post_recv failed");
+	while (done < n || (op == IBV_WR_SEND && recvd < n)) {
+		while (posted < n && posted - done < WINDOW &&
+		       (op != IBV_WR_SEND || posted - recvd < WINDOW))
+			if (!post_msg(op, posted++))
+				return ktap_expect(false, "post_send failed: %s",
+						   strerror(errno));
+		k = ibv_poll_cq(A.cq, 16, wc);
+		if (k < 0)
+			return ktap_expect(false, "poll_cq failed");
+		if (!k && B.cq != A.cq)
+			k = ibv_poll_cq(B.cq, 16, wc);
+		if (!k) {
+			if (now_ms() - last > STALL_MS)
+				return ktap_expect(false, "%s: nothing completed for %d s (%u of %u done)",
+						   name, STALL_MS / 1000, done, n);
+			usleep(100);
+			continue;
+		}
+		last = now_ms();
+		for (j = 0; j < k; j++) {
+			if (wc[j].status != IBV_WC_SUCCESS)
+				return ktap_expect(false, "%s: message %" PRIu64 " completed with %s",
+						   name, wc[j].wr_id,
+						   ibv_wc_status_str(wc[j].status));
+			if (wc[j].opcode == IBV_WC_RECV) {
+				if (wc[j].wr_id != recvd % WINDOW ||
+				    wc[j].byte_len != MSG)
+					return ktap_expect(false, "receive %u: slot %" PRIu64 ", %u bytes",
+							   recvd, wc[j].wr_id, wc[j].byte_len);
+				got = B.dst + wc[j].wr_id * MSG;
+				at = pat_check(got, recvd);
+				if (at >= 0)
+					return ktap_expect(false, "%s: message %u byte %" PRId64 " wrong",
+							   name, recvd, at);
+				recvd++;
+				if (recvd + WINDOW - 1 < n &&
+				    !post_recv(wc[j].wr_id))
+					return ktap_expect(false, "post_recv failed");
+				continue;
+			}
+			if (wc[j].wr_id != done)
+				return ktap_expect(false, "%s: completion of message %" PRIu64 ", expected %u",
+						   name, wc[j].wr_id, done);
+			if (op != IBV_WR_SEND) {
+				got = (op == IBV_WR_RDMA_READ ? A.dst : B.dst) +
+				      done % WINDOW * MSG;
+				at = pat_check(got, done);
+				if (at >= 0)
+					return ktap_expect(false, "%s: message %u byte %" PRId64 " wrong",
+							   name, done, at);
+			}
+			done++;
+		}
+	}
+	ktap_print("%s: %.1f MiB verified in %.1f s", name,
+		   (double)n * MSG / (1 << 20), (now_ms() - t0) / 1000.0);
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		char key;
+		enum ibv_wr_opcode op;
+		const char *name;
+	} ops[] = {
+		{ 's', IBV_WR_SEND, "SEND" },
+		{ 'w', IBV_WR_RDMA_WRITE, "RDMA_WRITE" },
+		{ 'r', IBV_WR_RDMA_READ, "RDMA_READ" },
+	};
+	const char *which = argc > 5 ? argv[5] : "swr";
+	uint32_t mib = argc > 3 ? strtoul(argv[3], NULL, 0) : 20;
+	uint32_t n = (uint64_t)mib * (1 << 20) / MSG;
+	enum ibv_mtu mtu;
+	char name[64];
+	size_t i;
+	int plan = 0;
+	bool ok;
+
+	if (argc < 3 || argc > 6) {
+		fprintf(stderr, "usage: %s DEV_A DEV_B [MIB [SEED [OPS]]]\n",
+			argv[0]);
+		return KSFT_FAIL;
+	}
+	seed = argc > 4 ? strtoul(argv[4], NULL, 0) : 1;
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		plan += !!strchr(which, ops[i].key);
+	ktap_plan(plan + 1);
+	A.dev = argv[1];
+	B.dev = argv[2];
+	ok = end_open(&A) && end_open(&B);
+	mtu = A.mtu < B.mtu ? A.mtu : B.mtu;
+	ok = ok && ktap_expect(end_connect(&A, &B, mtu) &&
+			       end_connect(&B, &A, mtu),
+			       "connect: %s", strerror(errno));
+	if (ok)
+		ktap_print("QP %#x on %s <-> QP %#x on %s, path MTU %d, %u messages of %u KiB, seed %u",
+			   A.qp->qp_num, A.dev, B.qp->qp_num, B.dev,
+			   128 << mtu, n, MSG >> 10, seed);
+	if (!ktap_result(ok, "connect a QP pair across the link"))
+		return ktap_finish();
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (!strchr(which, ops[i].key))
+			continue;
+		snprintf(name, sizeof(name), "%s of %u MiB, every byte right",
+			 ops[i].name, mib);
+		if (!ktap_result(ok && stream(ops[i].op, n, ops[i].name), name))
+			ok = false;	/* the QP is in ERR: the rest fail */
+	}
+	return ktap_finish();
+}
