@@ -3,19 +3,31 @@
  * Packet buffers: building a RoCEv2 packet's skb, and the ICRC and
  * payload of skbs whose data may sit in page fragments.
  *
- * A payload of SRDMA_ZCOPY_MIN bytes or more is not copied: the pages of
+ * A payload of zcopy_min bytes or more is not copied: the pages of
  * the registered memory become the skb's fragments (with a page
  * reference each, so the skb may outlive the MR). What does not fit the
  * frags, the pad and the ICRC go into one small tail fragment. Smaller
  * payloads are copied into the linear area, which is cheaper than taking
  * page references.
+ *
+ * Only requests lend pages: their memory may not change until the work
+ * request completes (after the ACK), so the ICRC stays true. Read
+ * responses are copied, as the memory owner may write it meanwhile.
+ * On a local link (veth, loopback) the receiver reads the lent pages
+ * before it ACKs, so it sees them intact; a packet capture or raw socket
+ * that reads them after the sender reused the buffer may not, which is
+ * why zcopy_min=0 exists.
  */
+#include <linux/module.h>
 #include <linux/skbuff.h>
 
 #include "srdma.h"
 #include "proto/roce_icrc.h"
 
-#define SRDMA_ZCOPY_MIN		512
+static unsigned int srdma_zcopy_min = 512;
+module_param_named(zcopy_min, srdma_zcopy_min, uint, 0644);
+MODULE_PARM_DESC(zcopy_min,
+		 "Request payloads of this many bytes and more are sent from the registered pages, not copied (0: always copy; default 512)");
 
 /**
  * srdma_pkt_alloc - an skb for one RoCEv2 packet of @qp
@@ -36,7 +48,8 @@ struct sk_buff *srdma_pkt_alloc(struct srdma_qp *qp, u32 hdr_len, u32 payload,
 	unsigned int room = hdr_len;
 	struct sk_buff *skb;
 
-	if (copy || payload < SRDMA_ZCOPY_MIN)
+	if (copy || payload < READ_ONCE(srdma_zcopy_min) ||
+	    !READ_ONCE(srdma_zcopy_min))
 		room += payload + 3 + ROCE_ICRC_LEN;
 	skb = alloc_skb(head + room, GFP_ATOMIC);
 	if (unlikely(!skb))

@@ -309,7 +309,11 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 		struct sk_buff *skb;
 		u8 *hdr;
 
-		skb = srdma_pkt_alloc(qp, info->hdr_len, n, false);
+		/*
+		 * Copied, not lent: the owner of the memory may write it while
+		 * the response is in flight, which must not break the ICRC.
+		 */
+		skb = srdma_pkt_alloc(qp, info->hdr_len, n, true);
 		if (!skb)
 			break;
 		hdr = skb->data;

@@ -27,7 +27,8 @@ ip link set veth0 up
 ip -n hpeer link set veth1 up
 # The injector outruns the receive softirq: keep the backlog from dropping.
 backlog=$(cat /proc/sys/net/core/netdev_max_backlog)
-trap 'echo "$backlog" >/proc/sys/net/core/netdev_max_backlog; srdma_cleanup' EXIT
+trap 'echo "$backlog" >/proc/sys/net/core/netdev_max_backlog
+	[ -z "${zcopy_was:-}" ] || echo "$zcopy_was" >$zcopy; srdma_cleanup' EXIT
 echo 100000 >/proc/sys/net/core/netdev_max_backlog
 rdma link add srdma0 type softrdma netdev veth0 || exit $KSFT_FAIL
 # A device on the peer's side too: its QPs must be out of srdma0's reach.
@@ -36,6 +37,12 @@ ip netns exec hpeer rdma link add srdma9 type softrdma netdev veth1 ||
 wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001 &&
 	ibdev_gids srdma9 | grep -q ffff:0a09:0002' || exit $KSFT_FAIL
 dmesg_start=$(dmesg | wc -l)
+# The injector reads the device's packets from a raw socket, possibly
+# after the QP reused the send buffer; lent pages (zero-copy) would show
+# it the new bytes. The device must build valid packets: copy them all.
+zcopy=/sys/module/softrdma/parameters/zcopy_min
+zcopy_was=$(cat $zcopy)
+echo 0 >$zcopy
 
 # Fold the injector's TAP into ours: its results renumbered, plan + EXTRA.
 echo "TAP version 13"

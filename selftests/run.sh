@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 TESTS="link.sh port.sh verbs.sh objects.sh counters.sh integrity.sh limits.sh tools.sh wire.sh provider.sh netns.sh hostile.sh netem.sh teardown.sh teardown_traffic.sh"
-TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 
 passed=0 failed=0 skipped=0
 if ! srdma_install_module; then
