@@ -113,6 +113,14 @@ dev_counter() {
 		awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) print $(i + 1) }'
 }
 
+# srdma0 over veth0 (10.9.0.1, peer veth1), GIDs ready: the one-device
+# setup of most tests.
+srdma0_up() {
+	veth_pair veth0 veth1 10.9.0.1/24 &&
+		rdma link add srdma0 type softrdma netdev veth0 &&
+		wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001'
+}
+
 # Put softrdma.ko and the module index staged on the host (see
 # qemu-scripts/stage-modules.sh, SRDMA_MODROOT) in place; the guest root is an overlay
 # in RAM, so this never touches the host.

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Teardown under traffic, each case repeated: kill -9 of both ends, rdma
-# link delete, netdev removal, and rmmod (refused while in use, clean once
-# not). Nothing may hang or leak: the processes end, every QP, CQ, MR and
+# link delete, netdev removal, rmmod (refused while in use, clean once
+# not), and kill -9 of one end, whose peer must end with an error. Nothing may hang or leak: the processes end, every QP, CQ, MR and
 # PD is gone, and the device (or a new one) carries traffic again. The
 # harness fails the run on any kernel splat.
 . "$(dirname "$0")/lib.sh"
@@ -16,9 +16,8 @@ stop_traffic() {
 trap 'stop_traffic; srdma_cleanup' EXIT
 
 up() {
-	veth_pair veth0 veth1 10.9.0.1/24 2>/dev/null
-	rdma link add srdma0 type softrdma netdev veth0 &&
-		wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001'
+	ip link del veth0 2>/dev/null
+	srdma0_up
 }
 
 # traffic TOOL: server and client of TOOL on srdma0 for up to 20 s; true
@@ -74,7 +73,46 @@ check() {
 	ktap_result "$name" 0
 }
 
-ktap_plan $((ITER * 4 + 2))
+# Two namespaces, a device in each: the peer of a QP can die alone.
+peer_up() {
+	ip netns add tda && ip netns add tdb &&
+	ip link add tva netns tda type veth peer name tvb netns tdb &&
+	ip -n tda addr add 10.9.5.1/24 dev tva &&
+	ip -n tdb addr add 10.9.5.2/24 dev tvb &&
+	ip -n tda link set tva up && ip -n tdb link set tvb up &&
+	ip netns exec tda rdma link add srdma1 type softrdma netdev tva &&
+	ip netns exec tdb rdma link add srdma2 type softrdma netdev tvb &&
+	wait_for 'ibdev_gids srdma1 | grep -q 0a09:0501 &&
+		ibdev_gids srdma2 | grep -q 0a09:0502'
+}
+
+# peer_killed TOOL: kill -9 the server (srdma1) while the client (srdma2)
+# streams to it: the client gets an error completion once its retries run
+# out, and exits with an error in well under 30 s.
+peer_killed() {
+	local args="-x 1 -F -s 65536 -D 30" out rc t0 tx
+	out=$(mktemp)
+	ip netns exec tda timeout 60 $1 -d srdma1 $args >/dev/null 2>&1 &
+	pids=$!
+	wait_for "ip netns exec tda ss -Hltn 'sport = :$TOOL_PORT' | grep -q ." 60 ||
+		return
+	tx=$(dev_counter srdma2 tx_pkts)
+	ip netns exec tdb timeout 60 $1 -d srdma2 $args 10.9.5.1 >"$out" 2>&1 &
+	local client=$!
+	wait_for "[ \$(dev_counter srdma2 tx_pkts) -gt $((tx + 1000)) ]" 60 ||
+		return
+	pkill -9 -f "$1 -d srdma1"
+	t0=$(date +%s)
+	wait $client
+	rc=$?
+	ktap_print "$1 client: exit $rc after $(($(date +%s) - t0)) s: $(grep -im1 'error' "$out")"
+	rm -f "$out"
+	wait $pids 2>/dev/null
+	pids=
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $(($(date +%s) - t0)) -lt 30 ]
+}
+
+ktap_plan $((ITER * 5 + 2))
 srdma_cleanup
 up || exit $KSFT_FAIL
 
@@ -106,5 +144,12 @@ for i in $(seq "$ITER"); do
 	check "rmmod during $tool ($i): refused, then clean once the traffic is killed" \
 		"traffic $tool" "! rmmod softrdma 2>/dev/null" stop_traffic \
 		"wait_for 'rmmod softrdma' 30" "! ls /sys/class/infiniband/srdma0 2>/dev/null" up
+done
+up_peers=ok
+peer_up || up_peers=
+for i in $(seq "$ITER"); do
+	tool=$(echo $TOOLS | cut -d' ' -f$(( (i + 1) % 3 + 1 )))
+	check "kill -9 of the peer during $tool ($i): the client ends with an error completion" \
+		"[ -n '$up_peers' ]" "peer_killed $tool" "wait_for no_leak 10"
 done
 ktap_finish

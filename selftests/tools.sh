@@ -20,9 +20,7 @@ perftest() {	# perftest TOOL SIZE ITERS
 
 ktap_plan 19
 srdma_cleanup
-veth_pair veth0 veth1 10.9.0.1/24
-rdma link add srdma0 type softrdma netdev veth0 || exit $KSFT_FAIL
-wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001' || exit $KSFT_FAIL
+srdma0_up || exit $KSFT_FAIL
 
 pingpong 1 100
 pingpong 4096 100

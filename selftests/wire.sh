@@ -9,9 +9,7 @@ command -v tshark >/dev/null || { echo "1..0 # SKIP tshark missing"; exit $KSFT_
 CAP=$(mktemp -d)
 ktap_plan 5
 srdma_cleanup
-veth_pair veth0 veth1 10.9.0.1/24
-rdma link add srdma0 type softrdma netdev veth0 || exit $KSFT_FAIL
-wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001' || exit $KSFT_FAIL
+srdma0_up || exit $KSFT_FAIL
 
 # Loopback traffic leaves through lo: capture there.
 timeout 120 tshark -q -i lo -f 'udp port 4791' -w "$CAP/roce.pcap" 2>/dev/null &
