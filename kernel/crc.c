@@ -9,6 +9,8 @@
 
 #include "srdma.h"
 
+#define SRDMA_CRC_SHORT	64
+
 /* Lifetime: module load to unload; NULL means crc32_le() does the work. */
 static struct crypto_shash *srdma_crc_tfm;
 
@@ -20,7 +22,8 @@ u32 srdma_crc32(u32 crc, const void *p, size_t len)
 {
 	SHASH_DESC_ON_STACK(desc, srdma_crc_tfm);
 
-	if (!srdma_crc_tfm)
+	/* Headers: below 64 bytes crc32-pclmul falls back to crc32_le too. */
+	if (len < SRDMA_CRC_SHORT || !srdma_crc_tfm)
 		return crc32_le(crc, p, len);
 	desc->tfm = srdma_crc_tfm;
 	*(u32 *)shash_desc_ctx(desc) = crc;

@@ -293,9 +293,6 @@ static bool srdma_comp_progress(struct srdma_qp *qp)
 			break;
 		srdma_req_cqe(qp, qp->sq.idx, IB_WC_SUCCESS);
 	}
-	/* All acknowledged: no retransmission timeout (an RNR wait stays). */
-	if (qp->una_psn == qp->req_psn && !qp->rnr_wait)
-		del_timer(&qp->timer);
 	return false;
 }
 
@@ -337,6 +334,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 /* Send what the window allows. Return: true if the QP must enter ERR. */
 static bool __srdma_req_run(struct srdma_qp *qp)
 {
+	bool idle = qp->una_psn == qp->req_psn;
 	int avail, err;
 	u32 posted;
 
@@ -365,8 +363,17 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 			break;
 		}
 	}
-	if (qp->una_psn != qp->req_psn && !timer_pending(&qp->timer))
-		srdma_arm_timer(qp, srdma_ack_timeout(qp));
+	/*
+	 * The ACK timeout counts from the first request after an idle spell
+	 * or from the last progress (see srdma_timer_fn()): the timer is left
+	 * running and only armed when it is not.
+	 */
+	if (qp->una_psn != qp->req_psn) {
+		if (idle)
+			qp->ack_stamp = jiffies;
+		if (!timer_pending(&qp->timer))
+			srdma_arm_timer(qp, srdma_ack_timeout(qp));
+	}
 	return srdma_comp_progress(qp);
 }
 
@@ -409,6 +416,14 @@ void srdma_timer_fn(struct timer_list *t)
 	if (qp->rnr_wait) {
 		qp->rnr_wait = false;
 	} else if (qp->una_psn != qp->req_psn) {
+		unsigned long due = qp->ack_stamp + srdma_ack_timeout(qp);
+
+		/* Progress since the timer was set: wait out the rest. */
+		if (time_before(jiffies, due)) {
+			if (!qp->dying)
+				mod_timer(&qp->timer, due);
+			goto out;
+		}
 		if (!qp->retry_left) {
 			srdma_st(qp, qp->sq.idx)->status = IB_WC_RETRY_EXC_ERR;
 			fail = srdma_comp_progress(qp);
@@ -448,10 +463,9 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 			return false;
 		qp->retry_left = qp->attr.retry_cnt;
 		qp->rnr_left = qp->attr.rnr_retry;
+		qp->ack_stamp = jiffies;
 		if (srdma_comp_progress(qp))
 			return true;
-		if (qp->una_psn != qp->req_psn)
-			srdma_arm_timer(qp, srdma_ack_timeout(qp));
 		return __srdma_req_run(qp);
 	case ROCE_AETH_RNR_NAK:
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_RCVD);
@@ -561,11 +575,10 @@ static bool srdma_comp_read(struct srdma_qp *qp,
 	}
 	if (srdma_comp_progress(qp))
 		return true;
-	/* Only a whole read is progress: partial ones are asked again. */
+	/* Only a whole read resets the retries; any response is progress. */
 	if (st->read_done)
 		qp->retry_left = qp->attr.retry_cnt;
-	if (qp->una_psn != qp->req_psn)
-		srdma_arm_timer(qp, srdma_ack_timeout(qp));
+	qp->ack_stamp = jiffies;
 	return __srdma_req_run(qp);
 drop:
 	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);

@@ -223,7 +223,9 @@ struct srdma_swqe {
  * @req_off: bytes of WQE @req_idx already transmitted
  * @req_psn: PSN of the next request packet
  * @una_psn: oldest PSN not yet acknowledged
- * @timer: retransmission and RNR wait
+ * @timer: retransmission and RNR wait; left running when all is acked
+ * @ack_stamp: jiffies of the last progress, or of the first request after
+ *	all was acknowledged: the ACK timeout counts from here
  * @retry_left: retries left before IB_WC_RETRY_EXC_ERR
  * @rnr_left: RNR retries left (7: unlimited)
  * @rnr_wait: sending paused until @timer fires
@@ -275,6 +277,7 @@ struct srdma_qp {
 	u32 req_psn;
 	u32 una_psn;
 	struct timer_list timer;
+	unsigned long ack_stamp;
 	u8 retry_left;
 	u8 rnr_left;
 	bool rnr_wait;
