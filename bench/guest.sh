@@ -50,9 +50,13 @@ bench_dev() {
 		point "$dev" ib_write_lat "$size" "-n $LAT_ITERS" write_lat_us 5
 	done
 	point "$dev" ib_send_bw 64 "-D $SECS" send_rate_Mpps 5
+	# What the transport did meanwhile: a slow point with retransmits or
+	# drops is the protocol's doing, one without is the machine's.
+	rdma statistic show link "$dev/1" >>"$VM_OUT/bench-counters.txt" 2>&1
 }
 
 : >"$CSV"
+: >"$VM_OUT/bench-counters.txt"
 srdma_install_module
 veth_pair veth0 veth1 10.9.0.1/24
 

@@ -37,6 +37,13 @@ printf '%-16s %9s %12s %12s %8s\n' test bytes softrdma rdma_rxe ratio
 tail -n +2 "$out/bench.csv" |
 	awk -F, '{ printf "%-16s %9s %12s %12s %8s\n", $1, $2, $3, $4, $5 }'
 
+counters=$(dirname "$csv")/bench-counters.txt
+if [ -s "$counters" ]; then
+	echo "counters over the whole run (rdma statistic; rxe has its own names):"
+	sed 's/^/  /' "$counters"
+	cp "$counters" "$out/"
+fi
+
 command -v gnuplot >/dev/null || { echo "gnuplot missing: no plot"; exit 0; }
 grep '^write_bw_MBps,' "$out/bench.csv" | tr , ' ' >"$out/bw.dat"
 grep '^write_lat_us,' "$out/bench.csv" | tr , ' ' >"$out/lat.dat"
