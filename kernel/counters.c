@@ -28,6 +28,7 @@ static const struct rdma_stat_desc srdma_counter_descs[SRDMA_CNT_MAX] = {
 	[SRDMA_CNT_DROP_QP_TYPE].name		= "drop_qp_type",
 	[SRDMA_CNT_DROP_QP_STATE].name		= "drop_qp_state",
 	[SRDMA_CNT_DROP_PSN].name		= "drop_psn",
+	[SRDMA_CNT_DROP_SOURCE].name		= "drop_source",
 	[SRDMA_CNT_DROP_NOMEM].name		= "drop_nomem",
 };
 

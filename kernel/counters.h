@@ -37,6 +37,7 @@ enum srdma_counter {
 	SRDMA_CNT_DROP_QP_TYPE,		/* opcode not of the QP's transport */
 	SRDMA_CNT_DROP_QP_STATE,	/* QP not in a state that receives */
 	SRDMA_CNT_DROP_PSN,		/* stale or outside the window */
+	SRDMA_CNT_DROP_SOURCE,		/* not from the QP's peer, or P_Key */
 	SRDMA_CNT_DROP_NOMEM,		/* no memory or queue room */
 	SRDMA_CNT_MAX
 };

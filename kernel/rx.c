@@ -44,6 +44,30 @@ static int srdma_rx_icrc(struct sk_buff *skb, u32 len)
 }
 
 /*
+ * A connected QP takes packets from its peer's address to its own only,
+ * in our partition (P_Key 0xffff, membership bit aside): anything else is
+ * spoofed or misrouted. The path is set from RTR on.
+ */
+static bool srdma_rx_from_peer(struct srdma_qp *qp, struct sk_buff *skb,
+			       const struct roce_bth *bth)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	const struct srdma_av *av = &qp->av;
+
+	if ((roce_bth_pkey(bth) & 0x7fff) != (ROCE_PKEY_DEFAULT & 0x7fff))
+		return false;
+	if (state < IB_QPS_RTR || state > IB_QPS_SQE)
+		return true;	/* dropped for its state */
+	if (av->family == AF_INET)
+		return skb->protocol == htons(ETH_P_IP) &&
+		       ip_hdr(skb)->saddr == av->daddr4 &&
+		       ip_hdr(skb)->daddr == av->saddr4;
+	return skb->protocol == htons(ETH_P_IPV6) &&
+	       ipv6_addr_equal(&ipv6_hdr(skb)->saddr, &av->daddr6) &&
+	       ipv6_addr_equal(&ipv6_hdr(skb)->daddr, &av->saddr6);
+}
+
+/*
  * Drop a datagram no QP took: counted against the device of the netdev it
  * came in on (see srdma_net_rx_dev()).
  */
@@ -114,6 +138,12 @@ int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	if (qp->ibqp.qp_type != IB_QPT_RC ||
 	    !roce_opcode_valid_for(pkt.rp.opcode, ROCE_TRANSPORT_RC)) {
 		srdma_drop(sdev, SRDMA_CNT_DROP_QP_TYPE);
+		rcu_read_unlock();
+		kfree_skb(skb);
+		return 0;
+	}
+	if (!srdma_rx_from_peer(qp, skb, pkt.rp.bth)) {
+		srdma_drop(sdev, SRDMA_CNT_DROP_SOURCE);
 		rcu_read_unlock();
 		kfree_skb(skb);
 		return 0;

@@ -76,13 +76,13 @@
 enum { CTR_RX_PKTS, CTR_RX_DROPS, CTR_SEQ_NAKS, CTR_DUP, CTR_DROP_SHORT,
        CTR_DROP_VERSION, CTR_DROP_OPCODE, CTR_DROP_PAD, CTR_DROP_LENGTH,
        CTR_DROP_ICRC, CTR_DROP_NO_QP, CTR_DROP_QP_TYPE, CTR_DROP_QP_STATE,
-       CTR_DROP_PSN, NR_CTR };
+       CTR_DROP_PSN, CTR_DROP_SOURCE, NR_CTR };
 
 static const char *const ctr_names[NR_CTR] = {
 	"rx_pkts", "rx_drops", "seq_naks_sent", "dup_requests", "drop_short",
 	"drop_bad_version", "drop_bad_opcode", "drop_bad_pad",
 	"drop_bad_length", "drop_bad_icrc", "drop_no_qp", "drop_qp_type",
-	"drop_qp_state", "drop_psn",
+	"drop_qp_state", "drop_psn", "drop_source",
 };
 
 struct ctrs {
@@ -984,6 +984,20 @@ static void t_isolation(void)
 	uint8_t data[64];
 	struct rpkt p;
 
+	/* Well formed, right QPN and PSN, but not from L's peer (10.9.0.3). */
+	pattern(data, sizeof(data), 26);
+	build_send(&p, &L, RPKT_SEND_ONLY, L.epsn, data, sizeof(data));
+	p.b[RPKT_IP + 15] ^= 0x01;	/* IPv4 source address, last byte */
+	rpkt_seal(&p);
+	t_drop("a valid SEND to L from an address other than its peer's: dropped",
+	       &L, &p, 1, "source");
+	build_send(&p, &L, RPKT_SEND_ONLY, L.epsn, data, sizeof(data));
+	p.b[RPKT_BTH + 2] = 0x12;	/* P_Key 0x1234: another partition */
+	p.b[RPKT_BTH + 3] = 0x34;
+	rpkt_seal(&p);
+	t_drop("a valid SEND to L with a P_Key of another partition: dropped",
+	       &L, &p, 1, "source");
+
 	if (!O.qp) {
 		ktap_skip("a valid SEND to the QP of a device in another namespace: dropped",
 			  "no second device given");
@@ -1685,7 +1699,7 @@ int main(int argc, char **argv)
 	rng = seed ^ 0x5eed;
 	rng_aux = seed;
 
-	ktap_plan(45);
+	ktap_plan(47);
 	ktap_print("seed %" PRIu64 ", %" PRIu64 " fuzz packets", seed, count);
 	t_vector();
 	if (!ktap_result(setup(argv[2], argv[3]), "set up QPs, MRs in two PDs and the peer's sockets"))
