@@ -45,11 +45,11 @@ struct sk_buff *srdma_pkt_alloc(struct srdma_qp *qp, u32 hdr_len, u32 payload,
 	struct net_device *ndev = qp_sdev(qp)->ndev;
 	unsigned int head = LL_RESERVED_SPACE(ndev) +
 			    sizeof(struct ipv6hdr) + sizeof(struct udphdr);
+	unsigned int zcopy_min = READ_ONCE(srdma_zcopy_min);
 	unsigned int room = hdr_len;
 	struct sk_buff *skb;
 
-	if (copy || payload < READ_ONCE(srdma_zcopy_min) ||
-	    !READ_ONCE(srdma_zcopy_min))
+	if (copy || !zcopy_min || payload < zcopy_min)
 		room += payload + 3 + ROCE_ICRC_LEN;
 	skb = alloc_skb(head + room, GFP_ATOMIC);
 	if (unlikely(!skb))
