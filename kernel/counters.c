@@ -30,6 +30,9 @@ static const struct rdma_stat_desc srdma_counter_descs[SRDMA_CNT_MAX] = {
 	[SRDMA_CNT_DROP_PSN].name		= "drop_psn",
 	[SRDMA_CNT_DROP_SOURCE].name		= "drop_source",
 	[SRDMA_CNT_DROP_NOMEM].name		= "drop_nomem",
+	[SRDMA_CNT_DROP_BAD_QKEY].name		= "drop_bad_qkey",
+	[SRDMA_CNT_DROP_NO_RECV].name		= "drop_no_recv",
+	[SRDMA_CNT_DROP_BAD_REQUEST].name	= "drop_bad_request",
 };
 
 int srdma_counters_init(struct srdma_dev *sdev)

@@ -39,6 +39,9 @@ enum srdma_counter {
 	SRDMA_CNT_DROP_PSN,		/* stale or outside the window */
 	SRDMA_CNT_DROP_SOURCE,		/* not from the QP's peer, or P_Key */
 	SRDMA_CNT_DROP_NOMEM,		/* no memory or queue room */
+	SRDMA_CNT_DROP_BAD_QKEY,	/* UD: Q_Key not the QP's */
+	SRDMA_CNT_DROP_NO_RECV,		/* UC, UD: no receive WQE posted */
+	SRDMA_CNT_DROP_BAD_REQUEST,	/* UC: refused, and no NAK to say so */
 	SRDMA_CNT_MAX
 };
 

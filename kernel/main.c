@@ -76,8 +76,9 @@ static void srdma_dealloc_driver(struct ib_device *ibdev)
 		srdma_net_detach(sdev);
 	srdma_counters_fini(sdev);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
-	/* Every MR is gone: the core destroyed them before us. */
+	/* Every MR and AH is gone: the core destroyed them before us. */
 	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->ah_xa);
 }
 
 static const struct ib_device_ops srdma_device_ops = {
@@ -89,12 +90,15 @@ static const struct ib_device_ops srdma_device_ops = {
 	.alloc_hw_port_stats = srdma_alloc_hw_port_stats,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
+	.create_ah = srdma_create_ah,
 	.create_cq = srdma_create_cq,
 	.create_qp = srdma_create_qp,
+	.create_user_ah = srdma_create_ah,
 	.dealloc_driver = srdma_dealloc_driver,
 	.dealloc_pd = srdma_dealloc_pd,
 	.dealloc_ucontext = srdma_dealloc_ucontext,
 	.dereg_mr = srdma_dereg_mr,
+	.destroy_ah = srdma_destroy_ah,
 	.destroy_cq = srdma_destroy_cq,
 	.destroy_qp = srdma_destroy_qp,
 	.disassociate_ucontext = srdma_disassociate_ucontext,
@@ -113,6 +117,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.reg_user_mr = srdma_reg_user_mr,
 	.req_notify_cq = srdma_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, srdma_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, srdma_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srdma_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, srdma_qp, ibqp),
@@ -135,6 +140,7 @@ static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
 	INIT_LIST_HEAD(&sdev->net_node);
 	INIT_WORK(&sdev->unreg_work, srdma_unreg_work);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	if (srdma_counters_init(sdev)) {
 		ib_dealloc_device(&sdev->ibdev);	/* undoes the above */
 		return NULL;

@@ -110,7 +110,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 
-	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	err = dst_cache_init(&qp->path.dst_cache, GFP_KERNEL);
 	if (err)
 		return err;
 	err = srdma_qp_alloc_rings(qp, &init->cap, &uctx->ibuc);
@@ -150,7 +150,7 @@ err_rings:
 	srdma_ring_free(&qp->rq);
 	srdma_ring_free(&qp->sq);
 err_dst:
-	dst_cache_destroy(&qp->dst_cache);
+	dst_cache_destroy(&qp->path.dst_cache);
 	return err;
 }
 
@@ -167,7 +167,7 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	srdma_ring_free(&qp->rq);
 	srdma_ring_free(&qp->sq);
-	dst_cache_destroy(&qp->dst_cache);
+	dst_cache_destroy(&qp->path.dst_cache);
 	return 0;
 }
 
@@ -308,8 +308,10 @@ static void srdma_qp_store_attr(struct srdma_qp *qp, struct ib_qp_attr *attr,
 		a->port_num = attr->port_num;
 	if (mask & IB_QP_QKEY)
 		a->qkey = attr->qkey;
-	if (mask & IB_QP_PATH_MTU)
+	if (mask & IB_QP_PATH_MTU) {
 		a->path_mtu = attr->path_mtu;
+		WRITE_ONCE(qp->mtu, ib_mtu_enum_to_int(attr->path_mtu));
+	}
 	if (mask & IB_QP_DEST_QPN)
 		a->dest_qp_num = attr->dest_qp_num & 0xffffff;
 	if (mask & IB_QP_RQ_PSN)
@@ -374,11 +376,15 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 
 	srdma_qp_store_attr(qp, attr, mask);
-	if (next == IB_QPS_RTR && cur == IB_QPS_INIT &&
-	    ibqp->qp_type != IB_QPT_UD) {
-		err = srdma_av_init(qp);
-		if (err)
-			goto out;
+	if (next == IB_QPS_RTR && cur == IB_QPS_INIT) {
+		if (ibqp->qp_type == IB_QPT_UD) {
+			qp->mtu = ib_mtu_enum_to_int(srdma_active_mtu(qp_sdev(qp)));
+		} else {
+			err = srdma_path_init(&qp->path, &qp->attr.ah_attr,
+					      ibqp->qp_num);
+			if (err)
+				goto out;
+		}
 		srdma_resp_start(qp);
 	}
 	if (next == IB_QPS_RTS && cur == IB_QPS_RTR)
@@ -464,9 +470,6 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	case IB_QPS_RTR:
 		return -EINVAL;
 	default:
-		/* The UC and UD transports are not built yet. */
-		if (ibqp->qp_type != IB_QPT_RC)
-			return -EOPNOTSUPP;
 		srdma_req_run(qp);	/* in SQD it starts nothing */
 		return 0;
 	}

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC requester and completer: send WQEs become request packets; ACKs,
- * NAKs and read responses complete them in order; a timeout, a sequence
- * NAK or an RNR NAK sends again from the oldest unacknowledged WQE
- * (go-back-N).
+ * Requester and completer: send WQEs become request packets.
+ *
+ * RC: ACKs, NAKs and read responses complete WQEs in order; a timeout, a
+ * sequence NAK or an RNR NAK sends again from the oldest unacknowledged
+ * WQE (go-back-N). UC and UD: nothing comes back, a WQE completes once
+ * its last packet is out.
  *
  * Everything here runs under qp->sq_lock, from the doorbell (process
  * context), from receive (softirq) and from the QP timer.
@@ -49,6 +51,11 @@ static u32 srdma_last_psn(const struct srdma_swqe *st)
 	return roce_psn_add(st->first_psn, st->npkts - 1);
 }
 
+static void srdma_req_work(struct work_struct *work)
+{
+	srdma_req_run(container_of(work, struct srdma_qp, req_work));
+}
+
 int srdma_req_init(struct srdma_qp *qp)
 {
 	qp->sq_copy = kvzalloc((size_t)qp->sq.num_slots * qp->sq.slot_size,
@@ -59,6 +66,7 @@ int srdma_req_init(struct srdma_qp *qp)
 		return -ENOMEM;
 	}
 	timer_setup(&qp->timer, srdma_timer_fn, 0);
+	INIT_WORK(&qp->req_work, srdma_req_work);
 	return 0;
 }
 
@@ -69,6 +77,7 @@ void srdma_req_fini(struct srdma_qp *qp)
 		qp->dying = true;
 		spin_unlock_bh(&qp->sq_lock);
 		del_timer_sync(&qp->timer);
+		cancel_work_sync(&qp->req_work);
 	}
 	kvfree(qp->sq_copy);
 	kvfree(qp->swqe);
@@ -100,12 +109,24 @@ static void srdma_arm_timer(struct srdma_qp *qp, unsigned long delay)
 		mod_timer(&qp->timer, jiffies + delay);
 }
 
+#define SRDMA_WR(op)	BIT(IB_UVERBS_WR_##op)
+
+/* The operations each QP type carries. */
+static const u32 srdma_qpt_ops[IB_QPT_UD + 1] = {
+	[IB_QPT_RC] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
+		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
+		      SRDMA_WR(RDMA_READ),
+	[IB_QPT_UC] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
+		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM),
+	[IB_QPT_UD] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM),
+};
+
 /* Copy and check WQE @qp->fetched; a bad one completes with an error. */
 static void srdma_fetch(struct srdma_qp *qp)
 {
 	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->fetched);
 	struct srdma_swqe *st = srdma_st(qp, qp->fetched);
-	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 mtu = qp->mtu;
 	u64 len = 0;
 	u32 i;
 
@@ -113,14 +134,8 @@ static void srdma_fetch(struct srdma_qp *qp)
 	memset(st, 0, sizeof(*st));
 	qp->fetched++;
 
-	switch (w->opcode) {
-	case IB_UVERBS_WR_SEND:
-	case IB_UVERBS_WR_SEND_WITH_IMM:
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-	case IB_UVERBS_WR_RDMA_READ:
-		break;
-	default:
+	if (w->opcode >= 32 ||
+	    !(srdma_qpt_ops[qp->ibqp.qp_type] & BIT(w->opcode))) {
 		st->status = IB_WC_LOC_QP_OP_ERR;
 		return;
 	}
@@ -139,7 +154,8 @@ static void srdma_fetch(struct srdma_qp *qp)
 		for (i = 0; i < w->num_sge; i++)
 			len += w->sge[i].length;
 	}
-	if (len > SRDMA_MAX_MSG) {
+	/* A datagram is one packet. */
+	if (len > (qp->ibqp.qp_type == IB_QPT_UD ? mtu : SRDMA_MAX_MSG)) {
 		st->status = IB_WC_LOC_LEN_ERR;
 		return;
 	}
@@ -147,6 +163,7 @@ static void srdma_fetch(struct srdma_qp *qp)
 	st->npkts = max_t(u32, 1, DIV_ROUND_UP(st->len, mtu));
 }
 
+/* The RC opcode of a packet; other transports differ in the top bits. */
 static u8 srdma_req_opcode(const struct softrdma_send_wqe *w, bool first,
 			   bool last)
 {
@@ -182,12 +199,15 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 {
 	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req_idx);
 	struct srdma_swqe *st = srdma_st(qp, qp->req_idx);
-	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 mtu = qp->mtu;
 	bool read = w->opcode == IB_UVERBS_WR_RDMA_READ;
 	bool first = !qp->req_off;
 	u32 n = read ? 0 : min(st->len - qp->req_off, mtu);
 	bool last = read || qp->req_off + n == st->len;
-	u8 opcode = srdma_req_opcode(w, first, last);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool ud = qp->ibqp.qp_type == IB_QPT_UD;
+	u8 opcode = srdma_req_opcode(w, first, last) |
+		    srdma_qp_transport(qp);
 	const struct roce_opcode_info *info = roce_opcode_lookup(opcode);
 	u32 pad = -n & 3;
 	struct roce_bth_fields bth = {
@@ -195,22 +215,43 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		.se = last && (w->send_flags & IB_SEND_SOLICITED),
 		.pad = pad,
 		.pkey = ROCE_PKEY_DEFAULT,
-		.qpn = qp->attr.dest_qp_num,
+		.qpn = ud ? w->wr.ud.remote_qpn : qp->attr.dest_qp_num,
 		.psn = qp->req_psn,
-		.ackreq = last || !(qp->req_psn % SRDMA_ACK_EVERY),
+		.ackreq = rc && (last || !(qp->req_psn % SRDMA_ACK_EVERY)),
 	};
+	struct srdma_path *path = &qp->path;
 	struct sk_buff *skb;
 	u8 *hdr;
 	int err;
 
 	if (first)
 		st->first_psn = qp->req_psn;
+	/*
+	 * Only RC lends pages: its WQE completes after the ACK. UC and UD
+	 * complete once sent, when the user may reuse the buffer at once.
+	 */
 	skb = srdma_pkt_alloc(qp, info->hdr_len, n,
-			      w->send_flags & IB_SEND_INLINE);
+			      !rc || (w->send_flags & IB_SEND_INLINE));
 	if (!skb)
 		return -ENOMEM;
 	hdr = skb->data;
 	roce_bth_encode((struct roce_bth *)hdr, &bth);
+	if (ud) {
+		struct srdma_ah *ah = srdma_ah_lookup_rcu(qp_sdev(qp),
+							  w->wr.ud.ah_num,
+							  qp->ibqp.pd);
+		u32 qkey = w->wr.ud.remote_qkey;
+
+		if (!ah) {
+			kfree_skb(skb);
+			return -IB_WC_LOC_QP_OP_ERR;
+		}
+		path = &ah->path;
+		/* A Q_Key with the high bit set means the QP's own. */
+		roce_deth_encode((void *)(hdr + info->off[ROCE_EXT_DETH]),
+				 qkey & 0x80000000 ? qp->attr.qkey : qkey,
+				 qp->ibqp.qp_num);
+	}
 	/* A read asked again starts where the placed responses end. */
 	if (info->flags & ROCE_F_RETH)
 		roce_reth_encode((void *)(hdr + info->off[ROCE_EXT_RETH]),
@@ -237,7 +278,8 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 						-IB_WC_LOC_LEN_ERR;
 		}
 	}
-	srdma_xmit(qp, skb);	/* a lost packet is a lost packet: retried */
+	/* A lost packet is a lost packet: RC sends it again. */
+	srdma_xmit_path(qp_sdev(qp), path, skb);
 
 	if (read) {
 		qp->req_psn = roce_psn_add(st->first_psn, st->npkts);
@@ -245,6 +287,8 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		qp->req_psn = roce_psn_next(qp->req_psn);
 		qp->req_off += n;
 	}
+	if (!rc)
+		qp->una_psn = qp->req_psn;	/* nothing to wait for */
 	if (last) {
 		qp->req_idx++;
 		qp->req_off = 0;
@@ -304,7 +348,7 @@ static bool srdma_comp_progress(struct srdma_qp *qp)
  */
 static void srdma_req_rewind(struct srdma_qp *qp)
 {
-	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 mtu = qp->mtu;
 	struct srdma_swqe *st;
 	u32 i, psn;
 
@@ -335,6 +379,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 static bool __srdma_req_run(struct srdma_qp *qp)
 {
 	bool idle = qp->una_psn == qp->req_psn;
+	u32 burst_psn = qp->una_psn;	/* RC: the window; else this call */
 	int avail, err;
 	u32 posted;
 
@@ -345,17 +390,31 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 		return true;	/* the user corrupted the producer index */
 	posted = qp->sq.idx + avail;
 
-	while (qp->req_idx != posted &&
-	       roce_psn_diff(qp->req_psn, qp->una_psn) < SRDMA_WINDOW) {
+	while (qp->req_idx != posted) {
+		/*
+		 * RC waits for ACKs to open the window. UC and UD need not,
+		 * but a burst is all they send per call: the rest goes out
+		 * from the work item, so one call cannot hog the CPU.
+		 */
+		if (roce_psn_diff(qp->req_psn, burst_psn) >= SRDMA_WINDOW) {
+			if (qp->ibqp.qp_type != IB_QPT_RC)
+				queue_work(srdma_tx_wq, &qp->req_work);
+			break;
+		}
 		if (qp->req_idx == qp->fetched)
 			srdma_fetch(qp);
 		if (srdma_st(qp, qp->req_idx)->status) {
 			qp->req_idx++;	/* completes in order, then errors */
 			break;
 		}
+		rcu_read_lock();	/* a UD WQE's AH */
 		err = srdma_req_send_one(qp);
-		if (err == -ENOMEM)
+		rcu_read_unlock();
+		if (err == -ENOMEM) {
+			if (qp->ibqp.qp_type != IB_QPT_RC)
+				queue_work(srdma_tx_wq, &qp->req_work);
 			break;
+		}
 		if (err) {
 			srdma_st(qp, qp->req_idx)->status = -err;
 			qp->req_idx++;
@@ -519,7 +578,7 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 static bool srdma_comp_read(struct srdma_qp *qp,
 			    const struct roce_pkt_info *pkt, u32 psn)
 {
-	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 mtu = qp->mtu;
 	struct softrdma_send_wqe *w;
 	struct srdma_swqe *st;
 	u32 i, expect;

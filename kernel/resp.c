@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC responder: executes SEND, RDMA WRITE and RDMA READ requests in PSN
- * order, answers with ACKs, read responses and NAKs, and completes
- * receive WQEs. Runs in softirq under qp->rq_lock.
+ * RC and UC responder: executes SEND, RDMA WRITE and RDMA READ requests
+ * in PSN order and completes receive WQEs. RC answers with ACKs, read
+ * responses and NAKs; UC answers nothing and drops a message it cannot
+ * take whole. Runs in softirq under qp->rq_lock.
  */
 #include "srdma.h"
 #include "proto/roce_psn.h"
@@ -61,6 +62,8 @@ static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 	};
 	struct sk_buff *skb;
 
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;		/* UC: no acknowledgements */
 	skb = srdma_pkt_alloc(qp, info->hdr_len, 0, true);
 	if (!skb)
 		return;
@@ -101,10 +104,18 @@ static u8 srdma_ack_syndrome(void)
 	return roce_aeth_syn_ack(ROCE_AETH_CREDIT_INVALID);
 }
 
-/* Take the next receive WQE off the RQ into our copy. */
-static int srdma_resp_take_rwqe(struct srdma_qp *qp)
+/*
+ * Take the next receive WQE off the RQ into our copy, unless a UC message
+ * that was lost left one there: that one is used again.
+ * Return: 0, -EAGAIN if none is posted, or -EINVAL for a bad ring or WQE.
+ */
+int srdma_resp_take_rwqe(struct srdma_qp *qp)
 {
 	int avail = srdma_ring_avail(&qp->rq);
+
+	qp->recv_off = 0;
+	if (qp->have_rwqe)
+		return 0;
 
 	if (avail <= 0)
 		return avail ? avail : -EAGAIN;
@@ -114,14 +125,15 @@ static int srdma_resp_take_rwqe(struct srdma_qp *qp)
 	if (qp->rwqe->num_sge > qp->cap.max_recv_sge)
 		return -EINVAL;
 	qp->have_rwqe = true;
-	qp->recv_off = 0;
 	return 0;
 }
 
-static void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode,
-			   u32 byte_len, const struct roce_pkt_info *pkt)
+/* Complete the receive WQE taken with srdma_resp_take_rwqe(). */
+void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
+		    const struct roce_pkt_info *pkt)
 {
 	const struct roce_immdt *imm = roce_pkt_immdt(pkt);
+	const struct roce_deth *deth = roce_pkt_deth(pkt);
 	struct softrdma_cqe cqe = {
 		.wr_id = qp->rwqe->wr_id,
 		.status = status,
@@ -131,6 +143,11 @@ static void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode,
 		.src_qp = qp->attr.dest_qp_num,
 	};
 
+	/* A datagram: its sender, and its GRH first in the buffer. */
+	if (deth) {
+		cqe.src_qp = roce_deth_sqp(deth);
+		cqe.wc_flags |= IB_WC_GRH;
+	}
 	if (imm && !status) {
 		cqe.ex = roce_immdt_get(imm);
 		cqe.wc_flags |= IB_WC_WITH_IMM;
@@ -276,7 +293,7 @@ static int srdma_resp_write(struct srdma_qp *qp,
  */
 static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 {
-	u32 mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	u32 mtu = qp->mtu;
 	u32 npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, mtu));
 	struct srdma_mr *mr = NULL;
 	u32 burst = 0;
@@ -409,6 +426,59 @@ static int srdma_resp_read(struct srdma_qp *qp,
 	return RESP_DONE;
 }
 
+/*
+ * RC executes requests in PSN order, each once: a duplicate is answered
+ * again, a gap is NAKed once. Return: true to go on with @pkt.
+ */
+static bool srdma_resp_rc_seq(struct srdma_qp *qp,
+			      const struct roce_pkt_info *pkt, u32 psn)
+{
+	s32 diff = roce_psn_diff(psn, qp->epsn);
+
+	if (diff < 0) {
+		/* A retransmission: answer again, execute nothing twice. */
+		srdma_count(qp_sdev(qp), SRDMA_CNT_DUP_REQUESTS);
+		if (pkt->info->flags & ROCE_F_READ)
+			srdma_resp_read(qp, pkt, psn);
+		else if (roce_bth_ackreq(pkt->bth))
+			srdma_resp_ack(qp, roce_psn_sub(qp->epsn, 1),
+				       srdma_ack_syndrome());
+		return false;
+	}
+	if (diff > 0) {
+		/* A gap: one NAK until the expected PSN shows up. */
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+		if (!qp->nak_sent)
+			srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
+		qp->nak_sent = true;
+		return false;
+	}
+	qp->nak_sent = false;
+	return true;
+}
+
+/*
+ * UC has no ACKs and no retries: a packet out of sequence loses the
+ * message under way, and the next FIRST or ONLY starts afresh whatever
+ * its PSN. Return: true to go on with @pkt.
+ */
+static bool srdma_resp_uc_seq(struct srdma_qp *qp,
+			      const struct roce_pkt_info *pkt, u32 psn)
+{
+	u32 flags = pkt->info->flags;
+
+	if (flags & ROCE_F_FIRST) {
+		qp->msg_open = 0;
+		qp->epsn = psn;
+		return true;
+	}
+	if (psn == qp->epsn && (qp->msg_open & flags))
+		return true;
+	qp->msg_open = 0;
+	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+	return false;
+}
+
 /**
  * srdma_resp_rx - a request packet for @qp
  * @qp: the responder's QP (RCU-protected by the caller)
@@ -418,10 +488,10 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 {
 	u32 psn = roce_bth_psn(pkt->bth);
 	u32 flags = pkt->info->flags;
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 	enum ib_qp_state state;
 	int ret = RESP_DONE;
 	int event;
-	s32 diff;
 
 	spin_lock_bh(&qp->rq_lock);
 	qp->resp_event = SRDMA_NO_EVENT;
@@ -432,26 +502,9 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		goto out;
 	}
 
-	diff = roce_psn_diff(psn, qp->epsn);
-	if (diff < 0) {
-		/* A retransmission: answer again, execute nothing twice. */
-		srdma_count(qp_sdev(qp), SRDMA_CNT_DUP_REQUESTS);
-		if (flags & ROCE_F_READ)
-			srdma_resp_read(qp, pkt, psn);
-		else if (roce_bth_ackreq(pkt->bth))
-			srdma_resp_ack(qp, roce_psn_sub(qp->epsn, 1),
-				       srdma_ack_syndrome());
+	if (!(uc ? srdma_resp_uc_seq(qp, pkt, psn) :
+		   srdma_resp_rc_seq(qp, pkt, psn)))
 		goto out;
-	}
-	if (diff > 0) {
-		/* A gap: one NAK until the expected PSN shows up. */
-		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
-		if (!qp->nak_sent)
-			srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
-		qp->nak_sent = true;
-		goto out;
-	}
-	qp->nak_sent = false;
 
 	/*
 	 * FIRST/ONLY start a message, MIDDLE/LAST continue the open one of
@@ -467,9 +520,9 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 
 	/* FIRST and MIDDLE carry exactly the path MTU, LAST and ONLY at most. */
 	if ((flags & ROCE_F_PAYLOAD) &&
-	    (pkt->payload_len > ib_mtu_enum_to_int(qp->attr.path_mtu) ||
+	    (pkt->payload_len > qp->mtu ||
 	     (!(flags & ROCE_F_LAST) &&
-	      pkt->payload_len != ib_mtu_enum_to_int(qp->attr.path_mtu)))) {
+	      pkt->payload_len != qp->mtu))) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 		ret = RESP_QP_ERROR;
 		goto out;
@@ -495,7 +548,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 			qp->epsn = roce_psn_add(qp->epsn,
 				max_t(u32, 1, DIV_ROUND_UP(roce_reth_len(
 					roce_pkt_reth(pkt)),
-					ib_mtu_enum_to_int(qp->attr.path_mtu))));
+					qp->mtu)));
 			qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
 		}
 		goto out;
@@ -506,6 +559,13 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		goto out;
 	}
 
+	if (uc && ret == -EAGAIN) {
+		/* No RNR NAK in UC: the message is lost. */
+		qp->msg_open = 0;
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NO_RECV);
+		ret = RESP_DONE;
+		goto out;
+	}
 	if (ret == -EAGAIN) {
 		/* No receive WQE: RNR NAK, the requester sends again later. */
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_SENT);
@@ -525,6 +585,12 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	if (roce_bth_ackreq(pkt->bth))
 		srdma_resp_ack(qp, psn, srdma_ack_syndrome());
 out:
+	if (uc && ret == RESP_QP_ERROR) {
+		/* Nobody to NAK: the message is lost, the QP lives on. */
+		qp->msg_open = 0;
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_BAD_REQUEST);
+		ret = RESP_DONE;
+	}
 	event = qp->resp_event;
 	spin_unlock_bh(&qp->rq_lock);
 	if (ret == RESP_QP_ERROR)

@@ -44,18 +44,20 @@ static int srdma_rx_icrc(struct sk_buff *skb, u32 len)
 }
 
 /*
- * A connected QP takes packets from its peer's address to its own only,
- * in our partition (P_Key 0xffff, membership bit aside): anything else is
- * spoofed or misrouted. The path is set from RTR on.
+ * Every QP takes packets of our partition only (P_Key 0xffff, membership
+ * bit aside), and a connected QP only from its peer's address to its own:
+ * anything else is spoofed or misrouted. The path is set from RTR on.
  */
 static bool srdma_rx_from_peer(struct srdma_qp *qp, struct sk_buff *skb,
 			       const struct roce_bth *bth)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
-	const struct srdma_av *av = &qp->av;
+	const struct srdma_av *av = &qp->path.av;
 
 	if ((roce_bth_pkey(bth) & 0x7fff) != (ROCE_PKEY_DEFAULT & 0x7fff))
 		return false;
+	if (qp->ibqp.qp_type == IB_QPT_UD)
+		return true;	/* a datagram QP takes them from anyone */
 	if (state < IB_QPS_RTR || state > IB_QPS_SQE)
 		return true;	/* dropped for its state */
 	if (av->family == AF_INET)
@@ -135,8 +137,7 @@ int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	srdma_count(sdev, SRDMA_CNT_RX_PKTS);
 	srdma_count_add(sdev, SRDMA_CNT_RX_BYTES,
 			skb->len - skb_network_offset(skb));
-	if (qp->ibqp.qp_type != IB_QPT_RC ||
-	    !roce_opcode_valid_for(pkt.rp.opcode, ROCE_TRANSPORT_RC)) {
+	if (!roce_opcode_valid_for(pkt.rp.opcode, srdma_qp_transport(qp))) {
 		srdma_drop(sdev, SRDMA_CNT_DROP_QP_TYPE);
 		rcu_read_unlock();
 		kfree_skb(skb);
@@ -148,7 +149,9 @@ int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	if (pkt.rp.info->flags & ROCE_F_REQ)
+	if (qp->ibqp.qp_type == IB_QPT_UD)
+		srdma_ud_rx(qp, &pkt.rp);
+	else if (pkt.rp.info->flags & ROCE_F_REQ)
 		srdma_resp_rx(qp, &pkt.rp);
 	else
 		srdma_comp_rx(qp, &pkt.rp);

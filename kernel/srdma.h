@@ -30,6 +30,7 @@
 #define SRDMA_MAX_CQ		0x10000
 #define SRDMA_MAX_CQE		0x8000
 #define SRDMA_MAX_QP		0x10000
+#define SRDMA_MAX_AH		0x100000
 #define SRDMA_MIN_QPN		16	/* below: reserved (QP0, QP1, ...) */
 #define SRDMA_MAX_QPN		0xffffff
 #define SRDMA_MAX_QP_WR		0x4000
@@ -64,6 +65,8 @@
  * @npd: PDs allocated, bounded by SRDMA_MAX_PD
  * @mr_xa: MRs by key index (key >> 8); RCU lookups by the transport
  * @mr_next: next index to try, for cyclic allocation
+ * @ah_xa: user AHs by number; RCU lookups by the requester
+ * @ah_next: next AH number to try
  * @counters: per-CPU counters (counters.h), freed in dealloc_driver after
  *	the device left @net_node and an RCU grace period passed
  *
@@ -89,6 +92,8 @@ struct srdma_dev {
 	atomic_t npd;
 	struct xarray mr_xa;
 	u32 mr_next;
+	struct xarray ah_xa;
+	u32 ah_next;
 	struct srdma_counters __percpu *counters;
 };
 
@@ -165,7 +170,7 @@ static inline struct srdma_cq *to_scq(struct ib_cq *ibcq)
 	return container_of(ibcq, struct srdma_cq, ibcq);
 }
 
-/* Where a connected QP sends: resolved from its AV when it enters RTR. */
+/* Where packets go: resolved from an AV (a connected QP's at RTR, an AH's). */
 struct srdma_av {
 	int family;			/* AF_INET or AF_INET6 */
 	union {
@@ -181,6 +186,34 @@ struct srdma_av {
 	u8 ttl;
 	u8 tclass;
 };
+
+/* An address and its route, cached per CPU. */
+struct srdma_path {
+	struct srdma_av av;
+	struct dst_cache dst_cache;
+};
+
+/**
+ * struct srdma_ah - an address handle: where UD sends go
+ * @ibah: core AH
+ * @path: the destination and its route
+ * @ah_num: the handle UD send WQEs name it by (0 for kernel AHs)
+ *
+ * Lifetime: core-allocated. A user AH is published in the device's AH
+ * table from create to destroy; destroy_ah unpublishes it and waits for
+ * an RCU grace period, so a requester that looked it up under RCU can
+ * finish sending, before the core frees it.
+ */
+struct srdma_ah {
+	struct ib_ah ibah;
+	struct srdma_path path;
+	u32 ah_num;
+};
+
+static inline struct srdma_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct srdma_ah, ibah);
+}
 
 /* A read request the responder answers (possibly a duplicate). */
 struct srdma_rd {
@@ -213,8 +246,8 @@ struct srdma_swqe {
  * @have_av: @attr.ah_attr holds a GID attribute reference
  * @cap: the queue sizes actually allocated
  * @sig_all: every send WQE is signaled
- * @av: the path, valid from RTR on
- * @dst_cache: the route of @av
+ * @path: where a connected QP sends, valid from RTR on
+ * @mtu: payload bytes per packet: the path MTU, or the port's for UD
  * @sq_copy: kernel copies of started send WQEs, one per SQ slot: the
  *	user can rewrite the ring at any time, we act on our copy only
  * @swqe: requester state per SQ slot
@@ -224,6 +257,7 @@ struct srdma_swqe {
  * @req_psn: PSN of the next request packet
  * @una_psn: oldest PSN not yet acknowledged
  * @timer: retransmission and RNR wait; left running when all is acked
+ * @req_work: UC/UD: sends on after a burst or a failed allocation
  * @ack_stamp: jiffies of the last progress, or of the first request after
  *	all was acknowledged: the ACK timeout counts from here
  * @retry_left: retries left before IB_WC_RETRY_EXC_ERR
@@ -266,8 +300,8 @@ struct srdma_qp {
 	bool have_av;
 	struct ib_qp_cap cap;
 	bool sig_all;
-	struct srdma_av av;
-	struct dst_cache dst_cache;
+	struct srdma_path path;
+	u32 mtu;
 
 	u8 *sq_copy;
 	struct srdma_swqe *swqe;
@@ -277,6 +311,7 @@ struct srdma_qp {
 	u32 req_psn;
 	u32 una_psn;
 	struct timer_list timer;
+	struct work_struct req_work;
 	unsigned long ack_stamp;
 	u8 retry_left;
 	u8 rnr_left;
@@ -310,6 +345,19 @@ static inline struct srdma_qp *to_sqp(struct ib_qp *ibqp)
 static inline struct srdma_dev *qp_sdev(const struct srdma_qp *qp)
 {
 	return to_sdev(qp->ibqp.device);
+}
+
+/* The transport bits of the opcodes a QP sends and takes. */
+static inline enum roce_transport srdma_qp_transport(const struct srdma_qp *qp)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UC:
+		return ROCE_TRANSPORT_UC;
+	case IB_QPT_UD:
+		return ROCE_TRANSPORT_UD;
+	default:
+		return ROCE_TRANSPORT_RC;
+	}
 }
 
 /* What moves between memory and the other end of a transfer (mr.c). */
@@ -353,6 +401,7 @@ void srdma_dealloc_ucontext(struct ib_ucontext *ibuc);
 void srdma_disassociate_ucontext(struct ib_ucontext *ibuc);
 int srdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+enum ib_mtu srdma_active_mtu(const struct srdma_dev *sdev);
 void srdma_port_event(struct srdma_dev *sdev);
 
 /* main.c */
@@ -402,9 +451,25 @@ void srdma_qp_error(struct srdma_qp *qp, int event);
 void srdma_qp_complete(struct srdma_qp *qp, struct ib_cq *ibcq,
 		       const struct softrdma_cqe *cqe, bool solicited);
 
+/* ah.c */
+int srdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int srdma_destroy_ah(struct ib_ah *ibah, u32 flags);
+struct srdma_ah *srdma_ah_lookup_rcu(struct srdma_dev *sdev, u32 ah_num,
+				     struct ib_pd *pd);
+
 /* tx.c */
-int srdma_av_init(struct srdma_qp *qp);
-int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb);
+__be16 srdma_path_sport(u32 flow);
+int srdma_path_init(struct srdma_path *path, const struct rdma_ah_attr *ah,
+		    u32 flow);
+int srdma_xmit_path(struct srdma_dev *sdev, struct srdma_path *path,
+		    struct sk_buff *skb);
+
+/* A connected QP's packets. */
+static inline int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)
+{
+	return srdma_xmit_path(qp_sdev(qp), &qp->path, skb);
+}
 
 /* req.c: requester and completer of RC send queues */
 int srdma_req_init(struct srdma_qp *qp);
@@ -415,8 +480,14 @@ const struct softrdma_send_wqe *srdma_sq_wqe(struct srdma_qp *qp, u32 idx);
 void srdma_timer_fn(struct timer_list *t);
 void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
 
-/* resp.c: responder of RC receive queues */
+/* ud.c: the UD responder */
+void srdma_ud_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
+
+/* resp.c: responder of RC and UC receive queues */
 int srdma_resp_init(struct srdma_qp *qp);
+int srdma_resp_take_rwqe(struct srdma_qp *qp);
+void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
+		    const struct roce_pkt_info *pkt);
 void srdma_resp_fini(struct srdma_qp *qp);
 void srdma_resp_start(struct srdma_qp *qp);
 void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);

@@ -17,31 +17,33 @@
 #include "proto/roce_icrc.h"
 
 /* RoCEv2's UDP source port range carries flow entropy: 0xc000-0xffff. */
-static __be16 srdma_sport(u32 qpn)
+__be16 srdma_path_sport(u32 flow)
 {
-	return htons(0xc000 | (hash_32(qpn, 14) & 0x3fff));
+	return htons(0xc000 | (hash_32(flow, 14) & 0x3fff));
 }
 
 /**
- * srdma_av_init - resolve where a connected QP sends
- * @qp: the QP; @qp->attr.ah_attr holds a GRH with its source GID attribute
+ * srdma_path_init - resolve an address vector into a path
+ * @path: the path; its dst_cache is initialised, and reset here
+ * @ah: the AV, with a GRH holding its source GID attribute
+ * @flow: what the UDP source port is derived from (a QPN, an AH number)
  *
  * Return: 0, or -EINVAL if the source and destination GIDs are not both
  * RoCEv2 GIDs of one IP family.
  */
-int srdma_av_init(struct srdma_qp *qp)
+int srdma_path_init(struct srdma_path *path, const struct rdma_ah_attr *ah,
+		    u32 flow)
 {
-	const struct rdma_ah_attr *ah = &qp->attr.ah_attr;
 	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
 	const struct ib_gid_attr *sgid = grh->sgid_attr;
-	struct srdma_av *av = &qp->av;
+	struct srdma_av *av = &path->av;
 
-	if (sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+	if (!sgid || sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
 
 	memset(av, 0, sizeof(*av));
-	dst_cache_reset(&qp->dst_cache);
-	av->sport = srdma_sport(qp->ibqp.qp_num);
+	dst_cache_reset(&path->dst_cache);
+	av->sport = srdma_path_sport(flow);
 	av->ttl = grh->hop_limit ?: 64;
 	av->tclass = grh->traffic_class;
 	if (ipv6_addr_v4mapped((struct in6_addr *)sgid->gid.raw)) {
@@ -89,58 +91,59 @@ static void srdma_icrc_put(struct sk_buff *skb, u32 crc, u32 roce_len)
 	skb_store_bits(skb, skb->len - ROCE_ICRC_LEN, icrc, ROCE_ICRC_LEN);
 }
 
-/* The QP's route: cached per CPU, looked up again once it goes stale. */
-static struct rtable *srdma_route4(struct srdma_qp *qp, struct net *net)
+/* The path's route: cached per CPU, looked up again once it goes stale. */
+static struct rtable *srdma_route4(struct srdma_dev *sdev,
+				   struct srdma_path *path)
 {
-	struct net_device *ndev = to_sdev(qp->ibqp.device)->ndev;
 	struct flowi4 fl4 = {
-		.flowi4_oif = ndev->ifindex,
+		.flowi4_oif = sdev->ndev->ifindex,
 		.flowi4_proto = IPPROTO_UDP,
-		.daddr = qp->av.daddr4,
-		.saddr = qp->av.saddr4,
+		.daddr = path->av.daddr4,
+		.saddr = path->av.saddr4,
 	};
 	struct rtable *rt;
 	__be32 saddr;
 
-	rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
+	rt = dst_cache_get_ip4(&path->dst_cache, &saddr);
 	if (rt)
 		return rt;
-	rt = ip_route_output_key(net, &fl4);
+	rt = ip_route_output_key(sdev->net, &fl4);
 	if (!IS_ERR(rt))
-		dst_cache_set_ip4(&qp->dst_cache, &rt->dst, fl4.saddr);
+		dst_cache_set_ip4(&path->dst_cache, &rt->dst, fl4.saddr);
 	return rt;
 }
 
-static struct dst_entry *srdma_route6(struct srdma_qp *qp, struct net *net)
+static struct dst_entry *srdma_route6(struct srdma_dev *sdev,
+				      struct srdma_path *path)
 {
-	struct net_device *ndev = to_sdev(qp->ibqp.device)->ndev;
 	struct flowi6 fl6 = {
-		.flowi6_oif = ndev->ifindex,
+		.flowi6_oif = sdev->ndev->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
-		.daddr = qp->av.daddr6,
-		.saddr = qp->av.saddr6,
+		.daddr = path->av.daddr6,
+		.saddr = path->av.saddr6,
 	};
 	struct dst_entry *dst;
 	struct in6_addr saddr;
 
-	dst = dst_cache_get_ip6(&qp->dst_cache, &saddr);
+	dst = dst_cache_get_ip6(&path->dst_cache, &saddr);
 	if (dst)
 		return dst;
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	dst = ipv6_stub->ipv6_dst_lookup_flow(sdev->net, NULL, &fl6, NULL);
 	if (!IS_ERR(dst))
-		dst_cache_set_ip6(&qp->dst_cache, dst, &fl6.saddr);
+		dst_cache_set_ip6(&path->dst_cache, dst, &fl6.saddr);
 	return dst;
 }
 
-static int srdma_xmit4(struct srdma_qp *qp, const struct srdma_av *av,
+static int srdma_xmit4(struct srdma_dev *sdev, struct srdma_path *path,
 		       struct sk_buff *skb, u32 roce_len)
 {
-	struct net *net = to_sdev(qp->ibqp.device)->net;
+	const struct srdma_av *av = &path->av;
+	struct net *net = sdev->net;
 	struct udphdr *udph;
 	struct iphdr *iph;
 	struct rtable *rt;
 
-	rt = srdma_route4(qp, net);
+	rt = srdma_route4(sdev, path);
 	if (IS_ERR(rt))
 		goto drop;
 	skb_dst_set(skb, &rt->dst);
@@ -169,15 +172,16 @@ drop:
 	return -EHOSTUNREACH;
 }
 
-static int srdma_xmit6(struct srdma_qp *qp, const struct srdma_av *av,
+static int srdma_xmit6(struct srdma_dev *sdev, struct srdma_path *path,
 		       struct sk_buff *skb, u32 roce_len)
 {
-	struct net *net = to_sdev(qp->ibqp.device)->net;
+	const struct srdma_av *av = &path->av;
+	struct net *net = sdev->net;
 	struct dst_entry *dst;
 	struct udphdr *udph;
 	struct ipv6hdr *ip6h;
 
-	dst = srdma_route6(qp, net);
+	dst = srdma_route6(sdev, path);
 	if (IS_ERR(dst))
 		goto drop;
 	skb_dst_set(skb, dst);
@@ -202,22 +206,23 @@ drop:
 }
 
 /**
- * srdma_xmit - send one packet built by srdma_pkt_alloc() and _put()
- * @qp: the QP whose path to use
+ * srdma_xmit_path - send one packet built by srdma_pkt_alloc() and _put()
+ * @sdev: the sending device
+ * @path: where to
  * @skb: BTH through ICRC (ICRC space left blank); consumed
  */
-int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)
+int srdma_xmit_path(struct srdma_dev *sdev, struct srdma_path *path,
+		    struct sk_buff *skb)
 {
-	struct srdma_dev *sdev = qp_sdev(qp);
 	u32 roce_len = skb->len;
 
 	srdma_count(sdev, SRDMA_CNT_TX_PKTS);
-	if (qp->av.family == AF_INET) {
+	if (path->av.family == AF_INET) {
 		srdma_count_add(sdev, SRDMA_CNT_TX_BYTES, roce_len +
 				sizeof(struct udphdr) + sizeof(struct iphdr));
-		return srdma_xmit4(qp, &qp->av, skb, roce_len);
+		return srdma_xmit4(sdev, path, skb, roce_len);
 	}
 	srdma_count_add(sdev, SRDMA_CNT_TX_BYTES, roce_len +
 			sizeof(struct udphdr) + sizeof(struct ipv6hdr));
-	return srdma_xmit6(qp, &qp->av, skb, roce_len);
+	return srdma_xmit6(sdev, path, skb, roce_len);
 }

@@ -15,7 +15,7 @@ static bool srdma_port_is_active(const struct srdma_dev *sdev)
 }
 
 /* Largest IB MTU whose packets, with worst-case headers, fit the netdev. */
-static enum ib_mtu srdma_active_mtu(const struct srdma_dev *sdev)
+enum ib_mtu srdma_active_mtu(const struct srdma_dev *sdev)
 {
 	int payload = (int)READ_ONCE(sdev->ndev->mtu) - SRDMA_MAX_HDR_BYTES;
 
@@ -45,6 +45,7 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_sge_rd = SRDMA_MAX_SGE;
 	attr->max_qp_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
+	attr->max_ah = SRDMA_MAX_AH;
 	attr->max_pkeys = 1;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;

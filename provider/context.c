@@ -22,10 +22,12 @@ static void srdma_free_context(struct ibv_context *ibctx)
  */
 static const struct verbs_context_ops srdma_context_ops = {
 	.alloc_pd		= srdma_alloc_pd,
+	.create_ah		= srdma_create_ah,
 	.create_cq		= srdma_create_cq,
 	.create_qp		= srdma_create_qp,
 	.dealloc_pd		= srdma_dealloc_pd,
 	.dereg_mr		= srdma_dereg_mr,
+	.destroy_ah		= srdma_destroy_ah,
 	.destroy_cq		= srdma_destroy_cq,
 	.destroy_qp		= srdma_destroy_qp,
 	.free_context		= srdma_free_context,

@@ -79,14 +79,14 @@ static int srdma_check_send_wr(const struct srdma_qp *qp, uint32_t ops,
 		if (srdma_inline_len(wr) > qp->cap.max_inline_data)
 			return EINVAL;
 	}
-	/* UD needs an address vector from an AH: not supported yet. */
-	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
-		return EOPNOTSUPP;
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
 	return 0;
 }
 
 /* wr passed srdma_check_send_wr(); slot is ours until published. */
-static void srdma_write_send_wqe(void *slot, const struct ibv_send_wr *wr)
+static void srdma_write_send_wqe(void *slot, const struct srdma_qp *qp,
+				 const struct ibv_send_wr *wr)
 {
 	uint32_t op = (uint32_t)wr->opcode;
 	uint8_t *payload = (uint8_t *)slot + sizeof(struct softrdma_send_wqe);
@@ -101,6 +101,11 @@ static void srdma_write_send_wqe(void *slot, const struct ibv_send_wr *wr)
 	if (SRDMA_EX_OPS & (1u << op))
 		wqe.ex = wr->imm_data;
 
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
+		wqe.wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		wqe.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		wqe.wr.ud.ah_num = to_sah(wr->wr.ud.ah)->ah_num;
+	}
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -197,7 +202,7 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = ENOMEM;
 			break;
 		}
-		srdma_write_send_wqe(slot, wr);
+		srdma_write_send_wqe(slot, qp, wr);
 		srdma_ring_advance(sq);
 		posted++;
 	}

@@ -37,6 +37,11 @@ struct srdma_qp {
 	struct ibv_qp_cap cap;		/* as the kernel granted it */
 };
 
+struct srdma_ah {
+	struct ibv_ah ibah;
+	uint32_t ah_num;		/* names it in UD send WQEs */
+};
+
 static inline struct srdma_device *to_sdev(struct ibv_device *ibdev)
 {
 	return srdma_container_of(ibdev, struct srdma_device, vdev.device);
@@ -55,6 +60,11 @@ static inline struct srdma_cq *to_scq(struct ibv_cq *ibcq)
 static inline struct srdma_qp *to_sqp(struct ibv_qp *ibqp)
 {
 	return srdma_container_of(ibqp, struct srdma_qp, vqp.qp);
+}
+
+static inline struct srdma_ah *to_sah(struct ibv_ah *ibah)
+{
+	return srdma_container_of(ibah, struct srdma_ah, ibah);
 }
 
 /* context.c */
@@ -93,6 +103,9 @@ int srdma_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int srdma_destroy_qp(struct ibv_qp *ibqp);
 
 /* post.c */
+struct ibv_ah *srdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int srdma_destroy_ah(struct ibv_ah *ibah);
+
 int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,

@@ -411,6 +411,12 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 
+/* resp_size covers the driver data that follows the core response. */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
 /* Layout proof (rdma-core v44, x86-64). */
 #define VERBS_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), "size of " #type)
@@ -444,12 +450,14 @@ VERBS_ASSERT_OFF(struct verbs_device, sysfs, 696);
 VERBS_ASSERT_SIZE(struct verbs_context_ops, 76 * sizeof(void *));
 VERBS_ASSERT_OP(alloc_pd, 5);
 VERBS_ASSERT_OP(attach_mcast, 9);
+VERBS_ASSERT_OP(create_ah, 13);
 VERBS_ASSERT_OP(create_cq, 15);
 VERBS_ASSERT_OP(create_cq_ex, 16);
 VERBS_ASSERT_OP(create_qp, 19);
 VERBS_ASSERT_OP(create_qp_ex, 20);
 VERBS_ASSERT_OP(dealloc_pd, 26);
 VERBS_ASSERT_OP(dereg_mr, 28);
+VERBS_ASSERT_OP(destroy_ah, 29);
 VERBS_ASSERT_OP(destroy_cq, 31);
 VERBS_ASSERT_OP(destroy_qp, 34);
 VERBS_ASSERT_OP(detach_mcast, 38);

@@ -16,7 +16,7 @@ COUNTERS="tx_pkts tx_bytes rx_pkts rx_bytes retransmits retry_timeouts
 	seq_naks_sent seq_naks_rcvd rnr_naks_sent rnr_naks_rcvd dup_requests
 	rx_drops drop_short drop_bad_version drop_bad_opcode drop_bad_pad
 	drop_bad_length drop_bad_icrc drop_no_qp drop_qp_type drop_qp_state
-	drop_psn drop_nomem"
+	drop_psn drop_nomem drop_bad_qkey drop_no_recv drop_bad_request"
 
 srdma_cleanup
 ip netns add hpeer

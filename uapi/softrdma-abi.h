@@ -96,18 +96,6 @@ struct softrdma_recv_wqe {
 	struct softrdma_sge sge[];
 };
 
-/* Address vector of a UD send, resolved by the provider from its AH. */
-struct softrdma_av {
-	__u8 dgid[16];
-	__u32 flow_label;
-	__u8 sgid_index;
-	__u8 hop_limit;
-	__u8 traffic_class;
-	__u8 network_type;	/* enum rdma_network_type */
-	__u8 dmac[6];
-	__u8 reserved[2];
-};
-
 /*
  * Send WQE. With IBV_SEND_INLINE the payload (inline_len bytes) sits
  * where the SGEs would and num_sge is 0; otherwise num_sge SGEs follow.
@@ -134,8 +122,9 @@ struct softrdma_send_wqe {
 		} atomic;
 		struct {
 			__u32 remote_qpn;
-			__u32 remote_qkey;
-			struct softrdma_av av;
+			__u32 remote_qkey;	/* high bit set: the QP's Q_Key */
+			__u32 ah_num;		/* softrdma_create_ah_resp */
+			__u32 reserved;
 		} ud;
 		__u8 size[48];
 	} wr;
@@ -158,12 +147,17 @@ struct softrdma_create_srq_resp {
 	struct softrdma_ring_info rq;
 };
 
+/* A user AH is named by its number in UD send WQEs. */
+struct softrdma_create_ah_resp {
+	__u32 ah_num;
+	__u32 reserved;
+};
+
 /* The layouts above are ABI: both compilers must agree with these. */
 _Static_assert(sizeof(struct softrdma_ring_hdr) == SOFTRDMA_RING_HDR_SIZE,
 	       "ring header size");
 _Static_assert(sizeof(struct softrdma_cqe) == 32, "CQE size");
 _Static_assert(sizeof(struct softrdma_recv_wqe) == 16, "recv WQE header");
-_Static_assert(sizeof(struct softrdma_av) == 32, "AV size");
 _Static_assert(sizeof(struct softrdma_send_wqe) == 80, "send WQE header");
 
 #endif /* SOFTRDMA_ABI_H */
