@@ -93,6 +93,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.create_ah = srdma_create_ah,
 	.create_cq = srdma_create_cq,
 	.create_qp = srdma_create_qp,
+	.create_srq = srdma_create_srq,
 	.create_user_ah = srdma_create_ah,
 	.dealloc_driver = srdma_dealloc_driver,
 	.dealloc_pd = srdma_dealloc_pd,
@@ -101,6 +102,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.destroy_ah = srdma_destroy_ah,
 	.destroy_cq = srdma_destroy_cq,
 	.destroy_qp = srdma_destroy_qp,
+	.destroy_srq = srdma_destroy_srq,
 	.disassociate_ucontext = srdma_disassociate_ucontext,
 	.get_dma_mr = srdma_get_dma_mr,
 	.get_hw_stats = srdma_get_hw_stats,
@@ -109,11 +111,13 @@ static const struct ib_device_ops srdma_device_ops = {
 	.mmap = srdma_mmap,
 	.mmap_free = srdma_mmap_free,
 	.modify_qp = srdma_modify_qp,
+	.modify_srq = srdma_modify_srq,
 	.post_send = srdma_post_send,
 	.query_device = srdma_query_device,
 	.query_pkey = srdma_query_pkey,
 	.query_port = srdma_query_port,
 	.query_qp = srdma_query_qp,
+	.query_srq = srdma_query_srq,
 	.reg_user_mr = srdma_reg_user_mr,
 	.req_notify_cq = srdma_req_notify_cq,
 
@@ -121,6 +125,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, srdma_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srdma_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, srdma_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, srdma_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, srdma_ucontext, ibuc),
 };
 

@@ -60,6 +60,17 @@ static int srdma_qp_alloc_rings(struct srdma_qp *qp, struct ib_qp_cap *cap,
 			       sslot);
 	if (err)
 		return err;
+	cap->max_send_wr = qp->sq.num_slots;
+	cap->max_inline_data = sslot - SRDMA_SEND_WQE_HDR;
+	cap->max_send_sge = min_t(u32, SRDMA_MAX_SGE,
+				  cap->max_inline_data / SRDMA_SGE_SIZE);
+	if (qp->ibqp.srq) {
+		/* Receives come off the SRQ: no RQ of its own. */
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		qp->cap = *cap;
+		return 0;
+	}
 	err = srdma_ring_alloc(&qp->rq, uctx,
 			       roundup_pow_of_two(max(cap->max_recv_wr, 1U)),
 			       rslot);
@@ -67,12 +78,7 @@ static int srdma_qp_alloc_rings(struct srdma_qp *qp, struct ib_qp_cap *cap,
 		srdma_ring_free(&qp->sq);
 		return err;
 	}
-
-	cap->max_send_wr = qp->sq.num_slots;
 	cap->max_recv_wr = qp->rq.num_slots;
-	cap->max_inline_data = sslot - SRDMA_SEND_WQE_HDR;
-	cap->max_send_sge = min_t(u32, SRDMA_MAX_SGE,
-				  cap->max_inline_data / SRDMA_SGE_SIZE);
 	cap->max_recv_sge = (rslot - SRDMA_RECV_WQE_HDR) / SRDMA_SGE_SIZE;
 	qp->cap = *cap;
 	return 0;
@@ -95,7 +101,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->srq || !udata)
+	if (init->create_flags || !udata)
 		return -EOPNOTSUPP;
 	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
@@ -208,7 +214,8 @@ static void srdma_flush_ring(struct srdma_qp *qp, struct srdma_ring *ring,
 		if (!srdma_cq_post(to_scq(ibcq), &cqe, false))
 			qp->have_rwqe = false;
 	}
-	n = srdma_ring_avail(ring);
+	/* An SRQ keeps its WQEs for the other QPs. */
+	n = ring->hdr ? srdma_ring_avail(ring) : 0;
 	while (n-- > 0) {
 		if (send) {
 			const struct softrdma_send_wqe *wqe =
@@ -237,6 +244,30 @@ static void srdma_qp_flush(struct srdma_qp *qp)
 	srdma_flush_ring(qp, &qp->rq, &qp->rq_lock, qp->ibqp.recv_cq, false);
 }
 
+static void srdma_qp_event(struct srdma_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * In ERR: flush the work. A QP on an SRQ takes no more WQEs off it once
+ * there, which its owner learns from the last-WQE-reached event (IBA
+ * 11.6.3.4), raised on entering ERR.
+ */
+static void srdma_qp_in_err(struct srdma_qp *qp, bool entered)
+{
+	srdma_qp_flush(qp);
+	if (entered && qp->ibqp.srq)
+		srdma_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
 /**
  * srdma_qp_error - the transport hit a fatal error on @qp
  * @qp: the QP; no QP lock held
@@ -248,17 +279,11 @@ static void srdma_qp_flush(struct srdma_qp *qp)
  */
 void srdma_qp_error(struct srdma_qp *qp, int event)
 {
-	if (xchg(&qp->state, IB_QPS_ERR) != IB_QPS_ERR && event >= 0 &&
-	    qp->ibqp.event_handler) {
-		struct ib_event ev = {
-			.device = qp->ibqp.device,
-			.element.qp = &qp->ibqp,
-			.event = event,
-		};
+	bool entered = xchg(&qp->state, IB_QPS_ERR) != IB_QPS_ERR;
 
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-	}
-	srdma_qp_flush(qp);
+	if (entered && event >= 0)
+		srdma_qp_event(qp, event);
+	srdma_qp_in_err(qp, entered);
 }
 
 /* Values the state machine check does not cover. */
@@ -341,17 +366,6 @@ static void srdma_qp_store_attr(struct srdma_qp *qp, struct ib_qp_attr *attr,
 	}
 }
 
-static void srdma_qp_event(struct srdma_qp *qp, enum ib_event_type type)
-{
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = type,
-	};
-
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-}
 
 int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
@@ -398,11 +412,13 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		srdma_ring_reset(&qp->sq);
 		spin_unlock_bh(&qp->sq_lock);
 		spin_lock_bh(&qp->rq_lock);
-		srdma_ring_reset(&qp->rq);
+		if (qp->rq.hdr)
+			srdma_ring_reset(&qp->rq);
+		qp->have_rwqe = false;
 		spin_unlock_bh(&qp->rq_lock);
 		break;
 	case IB_QPS_ERR:
-		srdma_qp_flush(qp);
+		srdma_qp_in_err(qp, cur != IB_QPS_ERR);
 		break;
 	case IB_QPS_SQD:
 		/* The requester starts nothing new: report the SQ drained. */
@@ -440,6 +456,7 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->cap = qp->cap;
+	init->srq = ibqp->srq;
 	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	return 0;
 }

@@ -18,8 +18,11 @@ static void srdma_resp_read_work(struct work_struct *work);
 
 int srdma_resp_init(struct srdma_qp *qp)
 {
+	u32 slot = qp->ibqp.srq ? to_ssrq(qp->ibqp.srq)->rq.slot_size :
+				  qp->rq.slot_size;
+
 	INIT_WORK(&qp->rd_work, srdma_resp_read_work);
-	qp->rwqe = kzalloc(qp->rq.slot_size, GFP_KERNEL);
+	qp->rwqe = kzalloc(slot, GFP_KERNEL);
 	qp->rd = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->rd), GFP_KERNEL);
 	if (!qp->rwqe || !qp->rd) {
 		srdma_resp_fini(qp);
@@ -111,11 +114,17 @@ static u8 srdma_ack_syndrome(void)
  */
 int srdma_resp_take_rwqe(struct srdma_qp *qp)
 {
-	int avail = srdma_ring_avail(&qp->rq);
+	int avail, err;
 
 	qp->recv_off = 0;
 	if (qp->have_rwqe)
 		return 0;
+	if (qp->ibqp.srq) {
+		err = srdma_srq_take(to_ssrq(qp->ibqp.srq), qp->rwqe);
+		qp->have_rwqe = !err;
+		return err;
+	}
+	avail = srdma_ring_avail(&qp->rq);
 
 	if (avail <= 0)
 		return avail ? avail : -EAGAIN;

@@ -31,6 +31,7 @@
 #define SRDMA_MAX_CQE		0x8000
 #define SRDMA_MAX_QP		0x10000
 #define SRDMA_MAX_AH		0x100000
+#define SRDMA_MAX_SRQ		0x10000
 #define SRDMA_MIN_QPN		16	/* below: reserved (QP0, QP1, ...) */
 #define SRDMA_MAX_QPN		0xffffff
 #define SRDMA_MAX_QP_WR		0x4000
@@ -63,6 +64,7 @@
  * @net_attached: holds a use of @net's UDP sockets
  * @port_active: last port state reported through an async event
  * @npd: PDs allocated, bounded by SRDMA_MAX_PD
+ * @nsrq: SRQs allocated, bounded by SRDMA_MAX_SRQ
  * @mr_xa: MRs by key index (key >> 8); RCU lookups by the transport
  * @mr_next: next index to try, for cyclic allocation
  * @ah_xa: user AHs by number; RCU lookups by the requester
@@ -90,6 +92,7 @@ struct srdma_dev {
 	bool net_attached;
 	bool port_active;
 	atomic_t npd;
+	atomic_t nsrq;
 	struct xarray mr_xa;
 	u32 mr_next;
 	struct xarray ah_xa;
@@ -168,6 +171,30 @@ struct srdma_cq {
 static inline struct srdma_cq *to_scq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct srdma_cq, ibcq);
+}
+
+/**
+ * struct srdma_srq - a shared receive queue
+ * @ibsrq: core SRQ
+ * @rq: receive WQEs; the provider produces, attached QPs consume
+ * @lock: serialises the consumers (QPs in softirq) and @limit
+ * @max_sge: SGEs a WQE may have
+ * @limit: armed limit, 0 when not armed
+ *
+ * Lifetime: core-allocated; the core destroys it only when no QP is
+ * attached (its usecnt).
+ */
+struct srdma_srq {
+	struct ib_srq ibsrq;
+	struct srdma_ring rq;
+	spinlock_t lock;
+	u32 max_sge;
+	u32 limit;
+};
+
+static inline struct srdma_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct srdma_srq, ibsrq);
 }
 
 /* Where packets go: resolved from an AV (a connected QP's at RTR, an AH's). */
@@ -457,6 +484,15 @@ int srdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 int srdma_destroy_ah(struct ib_ah *ibah, u32 flags);
 struct srdma_ah *srdma_ah_lookup_rcu(struct srdma_dev *sdev, u32 ah_num,
 				     struct ib_pd *pd);
+
+/* srq.c */
+int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int srdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int srdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int srdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int srdma_srq_take(struct srdma_srq *srq, struct softrdma_recv_wqe *wqe);
 
 /* tx.c */
 __be16 srdma_path_sport(u32 flow);

@@ -46,6 +46,9 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	attr->max_ah = SRDMA_MAX_AH;
+	attr->max_srq = SRDMA_MAX_SRQ;
+	attr->max_srq_wr = SRDMA_MAX_QP_WR;
+	attr->max_srq_sge = SRDMA_MAX_SGE;
 	attr->max_pkeys = 1;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;

@@ -244,27 +244,17 @@ static void srdma_write_recv_wqe(void *slot, const struct ibv_recv_wr *wr)
 }
 
 /* The kernel takes receive WQEs as packets arrive: no doorbell. */
-int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr)
+static int srdma_post_ring_recv(struct srdma_ring *rq, uint32_t max_sge,
+				struct ibv_recv_wr *wr,
+				struct ibv_recv_wr **bad_wr)
 {
-	struct srdma_qp *qp = to_sqp(ibqp);
-	struct srdma_ring *rq = &qp->rq;
 	int posted = 0;
 	void *slot;
 	int ret = 0;
 
-	/*
-	 * No RQ: the QP receives through an SRQ, or was made without one.
-	 * A WQE posted in RESET would outlive the reset (see post_send).
-	 */
-	if (!rq->hdr || ibqp->state == IBV_QPS_RESET) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-
 	pthread_spin_lock(&rq->lock);
 	for (; wr; wr = wr->next) {
-		if ((uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
+		if ((uint32_t)wr->num_sge > max_sge) {
 			ret = EINVAL;
 			break;
 		}
@@ -284,4 +274,28 @@ int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (ret)
 		*bad_wr = wr;
 	return ret;
+}
+
+int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+
+	/*
+	 * No RQ: the QP receives through an SRQ, or was made without one.
+	 * A WQE posted in RESET would outlive the reset (see post_send).
+	 */
+	if (!qp->rq.hdr || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	return srdma_post_ring_recv(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr);
+}
+
+int srdma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
+{
+	struct srdma_srq *srq = to_ssrq(ibsrq);
+
+	return srdma_post_ring_recv(&srq->rq, srq->max_sge, wr, bad_wr);
 }

@@ -37,6 +37,12 @@ struct srdma_qp {
 	struct ibv_qp_cap cap;		/* as the kernel granted it */
 };
 
+struct srdma_srq {
+	struct ibv_srq ibsrq;
+	struct srdma_ring rq;		/* we post, attached QPs take */
+	uint32_t max_sge;		/* as the kernel granted it */
+};
+
 struct srdma_ah {
 	struct ibv_ah ibah;
 	uint32_t ah_num;		/* names it in UD send WQEs */
@@ -60,6 +66,11 @@ static inline struct srdma_cq *to_scq(struct ibv_cq *ibcq)
 static inline struct srdma_qp *to_sqp(struct ibv_qp *ibqp)
 {
 	return srdma_container_of(ibqp, struct srdma_qp, vqp.qp);
+}
+
+static inline struct srdma_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return srdma_container_of(ibsrq, struct srdma_srq, ibsrq);
 }
 
 static inline struct srdma_ah *to_sah(struct ibv_ah *ibah)
@@ -103,6 +114,15 @@ int srdma_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int srdma_destroy_qp(struct ibv_qp *ibqp);
 
 /* post.c */
+struct ibv_srq *srdma_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr);
+int srdma_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int attr_mask);
+int srdma_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int srdma_destroy_srq(struct ibv_srq *ibsrq);
+int srdma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+
 struct ibv_ah *srdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int srdma_destroy_ah(struct ibv_ah *ibah);
 

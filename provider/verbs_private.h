@@ -333,6 +333,21 @@ struct ibv_query_qp {
 	struct ib_uverbs_query_qp core;
 };
 
+struct ibv_create_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_srq core;
+};
+
+struct ibv_modify_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_srq core;
+};
+
+struct ibv_query_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_srq core;
+};
+
 /* Not passed to libibverbs: the SQ doorbell writes it to cmd_fd itself. */
 struct ibv_post_send {
 	struct ib_uverbs_cmd_hdr hdr;
@@ -411,6 +426,19 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 
+/* Writes the granted max_wr and max_sge back to attr->attr. */
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+
 /* resp_size covers the driver data that follows the core response. */
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,
@@ -455,20 +483,25 @@ VERBS_ASSERT_OP(create_cq, 15);
 VERBS_ASSERT_OP(create_cq_ex, 16);
 VERBS_ASSERT_OP(create_qp, 19);
 VERBS_ASSERT_OP(create_qp_ex, 20);
+VERBS_ASSERT_OP(create_srq, 22);
 VERBS_ASSERT_OP(dealloc_pd, 26);
 VERBS_ASSERT_OP(dereg_mr, 28);
 VERBS_ASSERT_OP(destroy_ah, 29);
 VERBS_ASSERT_OP(destroy_cq, 31);
 VERBS_ASSERT_OP(destroy_qp, 34);
+VERBS_ASSERT_OP(destroy_srq, 36);
 VERBS_ASSERT_OP(detach_mcast, 38);
 VERBS_ASSERT_OP(free_context, 39);
 VERBS_ASSERT_OP(modify_qp, 47);
+VERBS_ASSERT_OP(modify_srq, 49);
 VERBS_ASSERT_OP(poll_cq, 53);
 VERBS_ASSERT_OP(post_recv, 54);
 VERBS_ASSERT_OP(post_send, 55);
+VERBS_ASSERT_OP(post_srq_recv, 57);
 VERBS_ASSERT_OP(query_device_ex, 58);
 VERBS_ASSERT_OP(query_port, 60);
 VERBS_ASSERT_OP(query_qp, 61);
+VERBS_ASSERT_OP(query_srq, 64);
 VERBS_ASSERT_OP(reg_mr, 68);
 VERBS_ASSERT_OP(req_notify_cq, 69);
 VERBS_ASSERT_OP(rereg_mr, 70);

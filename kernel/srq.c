@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared receive queues: one ring of receive WQEs the provider posts to
+ * with no system call, from which every QP attached to it takes, and the
+ * limit event that tells the owner the ring runs low.
+ */
+#include <linux/log2.h>
+
+#include <rdma/uverbs_ioctl.h>
+
+#include "srdma.h"
+
+static int srdma_srq_check(const struct ib_srq_attr *attr)
+{
+	if (!attr->max_wr || attr->max_wr > SRDMA_MAX_QP_WR ||
+	    attr->max_sge > SRDMA_MAX_SGE || attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+	return 0;
+}
+
+int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct srdma_dev *sdev = to_sdev(ibsrq->device);
+	struct srdma_srq *srq = to_ssrq(ibsrq);
+	struct softrdma_create_srq_resp resp = {};
+	struct ib_srq_attr *attr = &init->attr;
+	struct srdma_ucontext *uctx;
+	u32 slot;
+	int err;
+
+	if (init->srq_type != IB_SRQT_BASIC || !udata)
+		return -EOPNOTSUPP;
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	err = srdma_srq_check(attr);
+	if (err)
+		return err;
+
+	if (atomic_inc_return(&sdev->nsrq) > SRDMA_MAX_SRQ) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext, ibuc);
+	spin_lock_init(&srq->lock);
+	slot = ALIGN(sizeof(struct softrdma_recv_wqe) +
+		     max(attr->max_sge, 1U) * sizeof(struct softrdma_sge), 16);
+	err = srdma_ring_alloc(&srq->rq, &uctx->ibuc,
+			       roundup_pow_of_two(attr->max_wr), slot);
+	if (err)
+		goto err_count;
+
+	attr->max_wr = srq->rq.num_slots;
+	attr->max_sge = (slot - sizeof(struct softrdma_recv_wqe)) /
+			sizeof(struct softrdma_sge);
+	srq->max_sge = attr->max_sge;
+	srq->limit = attr->srq_limit;
+
+	srdma_ring_info(&srq->rq, &resp.rq);
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_ring;
+	return 0;
+
+err_ring:
+	srdma_ring_free(&srq->rq);
+err_count:
+	atomic_dec(&sdev->nsrq);
+	return err;
+}
+
+int srdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct srdma_srq *srq = to_ssrq(ibsrq);
+
+	/* A ring shared with userspace is not resized under its feet. */
+	if (mask & ~IB_SRQ_LIMIT)
+		return -EOPNOTSUPP;
+	if (attr->srq_limit > srq->rq.num_slots)
+		return -EINVAL;
+	spin_lock_bh(&srq->lock);
+	srq->limit = attr->srq_limit;	/* armed until it fires */
+	spin_unlock_bh(&srq->lock);
+	return 0;
+}
+
+int srdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct srdma_srq *srq = to_ssrq(ibsrq);
+
+	attr->max_wr = srq->rq.num_slots;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = READ_ONCE(srq->limit);
+	return 0;
+}
+
+/* The core destroys an SRQ only once no QP is attached to it. */
+int srdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	srdma_ring_free(&to_ssrq(ibsrq)->rq);
+	atomic_dec(&to_sdev(ibsrq->device)->nsrq);
+	return 0;
+}
+
+/**
+ * srdma_srq_take - take the next receive WQE off an SRQ
+ * @srq: the SRQ
+ * @wqe: where to copy it; room for a slot of @srq
+ *
+ * Fires the limit event when fewer WQEs than the armed limit are left.
+ * Return: 0, -EAGAIN if none is posted, -EINVAL for a bad ring or WQE.
+ */
+int srdma_srq_take(struct srdma_srq *srq, struct softrdma_recv_wqe *wqe)
+{
+	bool low = false;
+	int avail;
+
+	spin_lock(&srq->lock);
+	avail = srdma_ring_avail(&srq->rq);
+	if (avail <= 0) {
+		spin_unlock(&srq->lock);
+		return avail ? -EINVAL : -EAGAIN;
+	}
+	memcpy(wqe, srdma_ring_slot(&srq->rq, srq->rq.idx), srq->rq.slot_size);
+	srdma_ring_consume(&srq->rq);
+	if (srq->limit && avail - 1 < srq->limit) {
+		srq->limit = 0;
+		low = true;
+	}
+	spin_unlock(&srq->lock);
+
+	if (low && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.element.srq = &srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	return wqe->num_sge > srq->max_sge ? -EINVAL : 0;
+}
