@@ -115,11 +115,24 @@ static void srdma_arm_timer(struct srdma_qp *qp, unsigned long delay)
 static const u32 srdma_qpt_ops[IB_QPT_UD + 1] = {
 	[IB_QPT_RC] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
 		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
-		      SRDMA_WR(RDMA_READ),
+		      SRDMA_WR(RDMA_READ) | SRDMA_WR(ATOMIC_CMP_AND_SWP) |
+		      SRDMA_WR(ATOMIC_FETCH_AND_ADD),
 	[IB_QPT_UC] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
 		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM),
 	[IB_QPT_UD] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM),
 };
+
+static bool srdma_wr_atomic(u32 opcode)
+{
+	return opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Reads and atomics complete when their response is in, not on an ACK. */
+static bool srdma_wr_needs_resp(u32 opcode)
+{
+	return opcode == IB_UVERBS_WR_RDMA_READ || srdma_wr_atomic(opcode);
+}
 
 /* Copy and check WQE @qp->fetched; a bad one completes with an error. */
 static void srdma_fetch(struct srdma_qp *qp)
@@ -140,7 +153,7 @@ static void srdma_fetch(struct srdma_qp *qp)
 		return;
 	}
 	if (w->send_flags & IB_SEND_INLINE) {
-		if (w->opcode == IB_UVERBS_WR_RDMA_READ ||
+		if (srdma_wr_needs_resp(w->opcode) ||
 		    w->inline_len > qp->cap.max_inline_data) {
 			st->status = IB_WC_LOC_LEN_ERR;
 			return;
@@ -154,8 +167,9 @@ static void srdma_fetch(struct srdma_qp *qp)
 		for (i = 0; i < w->num_sge; i++)
 			len += w->sge[i].length;
 	}
-	/* A datagram is one packet. */
-	if (len > (qp->ibqp.qp_type == IB_QPT_UD ? mtu : SRDMA_MAX_MSG)) {
+	/* A datagram is one packet; an atomic returns 8 bytes. */
+	if (len > (qp->ibqp.qp_type == IB_QPT_UD ? mtu : SRDMA_MAX_MSG) ||
+	    (srdma_wr_atomic(w->opcode) && len != sizeof(u64))) {
 		st->status = IB_WC_LOC_LEN_ERR;
 		return;
 	}
@@ -172,6 +186,10 @@ static u8 srdma_req_opcode(const struct softrdma_send_wqe *w, bool first,
 
 	if (w->opcode == IB_UVERBS_WR_RDMA_READ)
 		return ROCE_RC_READ_REQUEST;
+	if (w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP)
+		return ROCE_RC_CMP_SWAP;
+	if (w->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
+		return ROCE_RC_FETCH_ADD;
 	if (w->opcode == IB_UVERBS_WR_SEND ||
 	    w->opcode == IB_UVERBS_WR_SEND_WITH_IMM) {
 		if (first && last)
@@ -201,9 +219,10 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	struct srdma_swqe *st = srdma_st(qp, qp->req_idx);
 	u32 mtu = qp->mtu;
 	bool read = w->opcode == IB_UVERBS_WR_RDMA_READ;
+	bool atomic = srdma_wr_atomic(w->opcode);
 	bool first = !qp->req_off;
-	u32 n = read ? 0 : min(st->len - qp->req_off, mtu);
-	bool last = read || qp->req_off + n == st->len;
+	u32 n = read || atomic ? 0 : min(st->len - qp->req_off, mtu);
+	bool last = read || atomic || qp->req_off + n == st->len;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	bool ud = qp->ibqp.qp_type == IB_QPT_UD;
 	u8 opcode = srdma_req_opcode(w, first, last) |
@@ -257,11 +276,21 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		roce_reth_encode((void *)(hdr + info->off[ROCE_EXT_RETH]),
 				 w->wr.rdma.remote_addr + qp->req_off,
 				 w->wr.rdma.rkey, st->len - qp->req_off);
+	if (info->flags & ROCE_F_ATMETH) {
+		bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+
+		/* Verbs' compare_add is the compare of a CAS, or the addend. */
+		roce_atmeth_encode((void *)(hdr + info->off[ROCE_EXT_ATMETH]),
+				   w->wr.atomic.remote_addr, w->wr.atomic.rkey,
+				   cas ? w->wr.atomic.swap :
+					 w->wr.atomic.compare_add,
+				   cas ? w->wr.atomic.compare_add : 0);
+	}
 	if (info->flags & ROCE_F_IMMDT)
 		roce_immdt_set((void *)(hdr + info->off[ROCE_EXT_IMMDT]),
 			       w->ex);
 
-	if (w->send_flags & IB_SEND_INLINE) {
+	if ((w->send_flags & IB_SEND_INLINE) || atomic) {
 		srdma_pkt_put_data(skb, (u8 *)w->sge + qp->req_off, n, pad);
 	} else {
 		struct srdma_pkt_src src = {
@@ -332,7 +361,7 @@ static bool srdma_comp_progress(struct srdma_qp *qp)
 			srdma_req_cqe(qp, qp->sq.idx, st->status);
 			return true;
 		}
-		if (w->opcode == IB_UVERBS_WR_RDMA_READ ? !st->read_done :
+		if (srdma_wr_needs_resp(w->opcode) ? !st->read_done :
 		    !roce_psn_before(srdma_last_psn(st), qp->una_psn))
 			break;
 		srdma_req_cqe(qp, qp->sq.idx, IB_WC_SUCCESS);
@@ -574,8 +603,28 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 	}
 }
 
-/* A read response: place its data, in PSN order, for the oldest WQE. */
-static bool srdma_comp_read(struct srdma_qp *qp,
+/* An atomic's original value into its 8-byte local buffer. */
+static void srdma_comp_atomic(struct srdma_qp *qp,
+			      const struct roce_pkt_info *pkt,
+			      const struct softrdma_send_wqe *w,
+			      struct srdma_swqe *st)
+{
+	u64 orig = roce_atmack_orig(roce_pkt_atmack(pkt));	/* host order */
+	struct srdma_xfer x = { .op = SRDMA_FROM_BUF, .buf = (u8 *)&orig };
+	int err;
+
+	err = srdma_sge_xfer(qp, w->sge, w->num_sge, 0, sizeof(orig), &x);
+	if (err)
+		st->status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
+					      IB_WC_LOC_LEN_ERR;
+	st->read_done = true;
+}
+
+/*
+ * A read response or an atomic ACK: the data, in PSN order, of the oldest
+ * WQE that waits for a response.
+ */
+static bool srdma_comp_resp(struct srdma_qp *qp,
 			    const struct roce_pkt_info *pkt, u32 psn)
 {
 	u32 mtu = qp->mtu;
@@ -593,7 +642,7 @@ static bool srdma_comp_read(struct srdma_qp *qp,
 	for (i = qp->sq.idx; i != qp->req_idx; i++) {
 		st = srdma_st(qp, i);
 		w = srdma_wqe(qp, i);
-		if (w->opcode == IB_UVERBS_WR_RDMA_READ && !st->read_done)
+		if (srdma_wr_needs_resp(w->opcode) && !st->read_done)
 			break;
 	}
 	if (i == qp->req_idx)
@@ -609,6 +658,8 @@ static bool srdma_comp_read(struct srdma_qp *qp,
 		}
 		goto drop;	/* a duplicate, or the rest of a gap */
 	}
+	if (!!(pkt->info->flags & ROCE_F_ATOMIC) != srdma_wr_atomic(w->opcode))
+		goto drop;	/* not the response this WQE waits for */
 	/* Whole MTUs but in the last: read_off counts packets. */
 	if (pkt->payload_len > st->len - st->read_off ||
 	    pkt->payload_len > mtu ||
@@ -619,6 +670,11 @@ static bool srdma_comp_read(struct srdma_qp *qp,
 	if (roce_psn_before(qp->una_psn, st->first_psn))
 		srdma_comp_ack_upto(qp, st->first_psn);
 
+	if (pkt->info->flags & ROCE_F_ATOMIC) {
+		srdma_comp_atomic(qp, pkt, w, st);
+		srdma_comp_ack_upto(qp, roce_psn_next(psn));
+		goto done;
+	}
 	err = srdma_pkt_to_sge(qp, pkt, w->sge, w->num_sge, st->read_off);
 	if (err) {
 		st->status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
@@ -632,6 +688,7 @@ static bool srdma_comp_read(struct srdma_qp *qp,
 			srdma_comp_ack_upto(qp, roce_psn_next(psn));
 		}
 	}
+done:
 	if (srdma_comp_progress(qp))
 		return true;
 	/* Only a whole read resets the retries; any response is progress. */
@@ -645,7 +702,7 @@ drop:
 }
 
 /**
- * srdma_comp_rx - a response packet (ACK, NAK, read response) for @qp
+ * srdma_comp_rx - a response (ACK, NAK, read response, atomic ACK) for @qp
  * @qp: the requester's QP (RCU-protected by the caller)
  * @pkt: the parsed packet
  */
@@ -662,9 +719,9 @@ void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		goto out;
 	}
 
-	if (pkt->info->flags & ROCE_F_READ) {
+	if (pkt->info->flags & (ROCE_F_READ | ROCE_F_ATOMIC)) {
 		/* A NAK can only come as a plain ACK packet. */
-		fail = srdma_comp_read(qp, pkt, psn);
+		fail = srdma_comp_resp(qp, pkt, psn);
 	} else if (aeth && (pkt->info->flags & ROCE_F_ACK)) {
 		fail = srdma_comp_aeth(qp, psn, roce_aeth_syndrome(aeth));
 	}

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC and UC responder: executes SEND, RDMA WRITE and RDMA READ requests
- * in PSN order and completes receive WQEs. RC answers with ACKs, read
- * responses and NAKs; UC answers nothing and drops a message it cannot
+ * RC and UC responder: executes SEND, RDMA WRITE, RDMA READ and atomic
+ * requests in PSN order and completes receive WQEs. RC answers with ACKs,
+ * read responses, atomic ACKs and NAKs; UC answers nothing and drops a message it cannot
  * take whole. Runs in softirq under qp->rq_lock.
  */
 #include "srdma.h"
@@ -297,6 +297,37 @@ static int srdma_resp_write(struct srdma_qp *qp,
 #define SRDMA_READ_BURST	8
 
 /*
+ * Atomics are atomic with respect to each other, whichever QP or device
+ * they come through (IB_ATOMIC_HCA): one lock serialises them all.
+ */
+static DEFINE_SPINLOCK(srdma_atomic_lock);
+
+static void srdma_resp_atomic_ack(struct srdma_qp *qp, struct srdma_rd *rd)
+{
+	const struct roce_opcode_info *info =
+		roce_opcode_lookup(ROCE_RC_ATOMIC_ACK);
+	struct roce_bth_fields bth = {
+		.opcode = ROCE_RC_ATOMIC_ACK,
+		.pkey = ROCE_PKEY_DEFAULT,
+		.qpn = qp->attr.dest_qp_num,
+		.psn = rd->psn,
+	};
+	struct sk_buff *skb;
+
+	skb = srdma_pkt_alloc(qp, info->hdr_len, 0, true);
+	if (!skb)
+		return;		/* the requester asks again */
+	roce_bth_encode((struct roce_bth *)skb->data, &bth);
+	roce_aeth_encode((void *)(skb->data + info->off[ROCE_EXT_AETH]),
+			 srdma_ack_syndrome(), rd->msn);
+	roce_atmack_encode((void *)(skb->data + info->off[ROCE_EXT_ATMACK]),
+			   rd->orig);
+	srdma_pkt_put_data(skb, NULL, 0, 0);
+	srdma_xmit(qp, skb);
+	rd->sent = 1;
+}
+
+/*
  * Send up to SRDMA_READ_BURST response packets of the oldest queued read.
  * Return: true when that read is fully answered.
  */
@@ -307,6 +338,10 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 	struct srdma_mr *mr = NULL;
 	u32 burst = 0;
 
+	if (rd->atomic) {
+		srdma_resp_atomic_ack(qp, rd);
+		return true;
+	}
 	if (rd->len) {
 		/* Looked up again: the MR may have gone since the request. */
 		mr = srdma_resp_mr(qp, rd->rkey, rd->va, rd->len,
@@ -436,6 +471,110 @@ static int srdma_resp_read(struct srdma_qp *qp,
 }
 
 /*
+ * Send the answer @rd now if nothing is queued before it, else queue it
+ * behind the reads in flight: responses leave in PSN order.
+ */
+static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
+{
+	if (qp->rd_head - qp->rd_tail == 1 && rd->atomic) {
+		srdma_resp_atomic_ack(qp, rd);
+		qp->rd_tail++;
+		return;
+	}
+	queue_work(srdma_tx_wq, &qp->rd_work);
+}
+
+/*
+ * A duplicate atomic is not executed again: its saved result is sent
+ * again, if it is still in the ring. Return: RESP_DONE, or -EBUSY.
+ */
+static int srdma_resp_atomic_replay(struct srdma_qp *qp, u32 psn)
+{
+	struct srdma_rd *old = NULL, *rd;
+	u32 i;
+
+	for (i = 1; i <= SRDMA_MAX_RD_ATOMIC && i <= qp->rd_head; i++) {
+		rd = &qp->rd[(qp->rd_head - i) % SRDMA_MAX_RD_ATOMIC];
+		if (rd->atomic && rd->psn == psn) {
+			old = rd;
+			break;
+		}
+	}
+	if (!old)
+		return RESP_DONE;	/* too old to answer: the peer times out */
+	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC)
+		return -EBUSY;
+	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
+	if (rd != old)
+		*rd = *old;
+	rd->sent = 0;
+	srdma_resp_answer(qp, rd);
+	return RESP_DONE;
+}
+
+/*
+ * CMP_SWAP or FETCH_ADD on 8 aligned bytes of an MR with remote atomic
+ * access; the value before goes back in an atomic ACK, and is kept for
+ * a replay. Return: RESP_DONE, RESP_QP_ERROR after a NAK, or -EBUSY.
+ */
+static int srdma_resp_atomic(struct srdma_qp *qp,
+			     const struct roce_pkt_info *pkt, u32 psn)
+{
+	const struct roce_atmeth *a = roce_pkt_atmeth(pkt);
+	struct srdma_xfer x = { .op = SRDMA_TO_BUF };
+	u64 va = roce_atmeth_va(a), orig, val;
+	struct srdma_mr *mr;
+	struct srdma_rd *rd;
+	int err;
+
+	if (va & (sizeof(u64) - 1)) {
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		return RESP_QP_ERROR;
+	}
+	mr = srdma_resp_mr(qp, roce_atmeth_rkey(a), va, sizeof(u64),
+			   IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr) {
+		srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
+		return RESP_QP_ERROR;
+	}
+	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC) {
+		srdma_mr_put(mr);
+		return -EBUSY;
+	}
+
+	spin_lock(&srdma_atomic_lock);
+	x.buf = (u8 *)&orig;
+	err = srdma_mr_xfer(mr, va, sizeof(u64), &x);
+	if (!err) {
+		if (pkt->opcode == ROCE_RC_CMP_SWAP)
+			val = orig == roce_atmeth_compare(a) ?
+			      roce_atmeth_swap_add(a) : orig;
+		else
+			val = orig + roce_atmeth_swap_add(a);
+		x.op = SRDMA_FROM_BUF;
+		x.buf = (u8 *)&val;
+		x.done = 0;
+		err = srdma_mr_xfer(mr, va, sizeof(u64), &x);
+	}
+	spin_unlock(&srdma_atomic_lock);
+	srdma_mr_put(mr);
+	if (err) {
+		srdma_resp_nak(qp, ROCE_NAK_REMOTE_OP);
+		return RESP_QP_ERROR;
+	}
+
+	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
+	*rd = (struct srdma_rd) {
+		.atomic = true,
+		.orig = orig,
+		.psn = psn,
+		.msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK,
+	};
+	srdma_resp_answer(qp, rd);
+	return RESP_DONE;
+}
+
+/*
  * RC executes requests in PSN order, each once: a duplicate is answered
  * again, a gap is NAKed once. Return: true to go on with @pkt.
  */
@@ -449,6 +588,8 @@ static bool srdma_resp_rc_seq(struct srdma_qp *qp,
 		srdma_count(qp_sdev(qp), SRDMA_CNT_DUP_REQUESTS);
 		if (pkt->info->flags & ROCE_F_READ)
 			srdma_resp_read(qp, pkt, psn);
+		else if (pkt->info->flags & ROCE_F_ATOMIC)
+			srdma_resp_atomic_replay(qp, psn);
 		else if (roce_bth_ackreq(pkt->bth))
 			srdma_resp_ack(qp, roce_psn_sub(qp->epsn, 1),
 				       srdma_ack_syndrome());
@@ -519,7 +660,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	 * FIRST/ONLY start a message, MIDDLE/LAST continue the open one of
 	 * the same kind; a read request comes between messages.
 	 */
-	if ((flags & ROCE_F_READ) ? qp->msg_open :
+	if ((flags & (ROCE_F_READ | ROCE_F_ATOMIC)) ? qp->msg_open :
 	    !!(flags & ROCE_F_FIRST) == !!qp->msg_open ||
 	    (qp->msg_open && !(flags & qp->msg_open))) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
@@ -562,9 +703,15 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		}
 		goto out;
 	} else {
-		/* Atomics are not supported yet. */
-		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		ret = RESP_QP_ERROR;
+		ret = srdma_resp_atomic(qp, pkt, psn);
+		if (ret == -EBUSY) {
+			/* dropped: asked again later */
+			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
+			ret = RESP_DONE;
+		} else if (ret == RESP_DONE) {
+			qp->epsn = roce_psn_next(qp->epsn);
+			qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
+		}
 		goto out;
 	}
 

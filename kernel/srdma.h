@@ -242,14 +242,19 @@ static inline struct srdma_ah *to_sah(struct ib_ah *ibah)
 	return container_of(ibah, struct srdma_ah, ibah);
 }
 
-/* A read request the responder answers (possibly a duplicate). */
+/*
+ * A read or atomic request the responder answers, in PSN order (possibly
+ * a duplicate). An atomic's entry stays for replay until reused.
+ */
 struct srdma_rd {
 	u64 va;
+	u64 orig;		/* atomic: the value before it, to send back */
 	u32 len;
 	u32 rkey;
 	u32 psn;		/* of its first response */
 	u32 msn;		/* for the responses' AETH */
 	u32 sent;		/* response packets sent */
+	bool atomic;
 };
 
 /* Requester state of one started send WQE (kernel side of an SQ slot). */
@@ -303,7 +308,8 @@ struct srdma_swqe {
  *	SRDMA_NO_EVENT when a completion reports it
  * @msg_open: responder: ROCE_F_SEND or ROCE_F_WRITE while a multi-packet
  *	message is under way, else 0
- * @rd: responder: reads to answer, a ring of SRDMA_MAX_RD_ATOMIC
+ * @rd: responder: reads and atomics to answer, a ring of
+ *	SRDMA_MAX_RD_ATOMIC
  * @rd_head: reads queued (free-running)
  * @rd_tail: reads answered
  * @rd_work: sends read responses (srdma_tx_wq)

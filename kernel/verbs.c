@@ -45,6 +45,8 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_sge_rd = SRDMA_MAX_SGE;
 	attr->max_qp_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = SRDMA_MAX_RD_ATOMIC * SRDMA_MAX_QP;
+	attr->atomic_cap = IB_ATOMIC_HCA;	/* one lock for all atomics */
 	attr->max_ah = SRDMA_MAX_AH;
 	attr->max_srq = SRDMA_MAX_SRQ;
 	attr->max_srq_wr = SRDMA_MAX_QP_WR;
