@@ -8,6 +8,8 @@
 #   make demo     deps + build + a VM that creates srdma0 and shows it
 #   make check    build + unit tests on the host + selftests in the VM
 #   make bench    perftest over softrdma and rdma_rxe in one VM, ratios
+#   make pyverbs  rdma-core's pyverbs suite over softrdma and rdma_rxe in
+#                 one VM; logs in build/pyverbs/
 #   make install  install module and provider on this machine
 #
 # KVER/KDIR select the kernel: the newest in /lib/modules by default.
@@ -22,7 +24,7 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
 	perftest python3-pyverbs gnuplot-nox tshark
 
-.PHONY: all module provider selftests deps demo check bench unit install clean
+.PHONY: all module provider selftests deps demo check bench pyverbs unit install clean
 
 all: module provider selftests
 
@@ -53,6 +55,14 @@ bench: all
 	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
 		qemu-scripts/vm-run.sh -t 1800 -o build/bench/vm -- bench/guest.sh
 	bench/report.sh build/bench/vm/bench.csv build/bench
+
+# Not in make check yet: softrdma still fails part of the suite.
+pyverbs: all
+	qemu-scripts/stage-modules.sh $(KVER) build/modroot
+	SRDMA_MODROOT=$(CURDIR)/build/modroot TEST_TIMEOUT=1500 \
+		VM_ENV="SRDMA_MODROOT TEST_TIMEOUT" \
+		qemu-scripts/vm-run.sh -t 1800 -o build/pyverbs -- \
+		selftests/run.sh pyverbs.sh
 
 unit: selftests
 	$(MAKE) -C selftests/unit run

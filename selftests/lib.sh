@@ -121,6 +121,16 @@ srdma0_up() {
 		wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001'
 }
 
+# rxe0, rdma_rxe's device, in the same setup: the reference to compare
+# with. rdma_rxe in 6.1 lives in the initial namespace only, so softrdma
+# must not hold its UDP port 4791 there (srdma_cleanup first).
+rxe0_up() {
+	veth_pair veth0 veth1 10.9.0.1/24 &&
+		modprobe rdma_rxe &&
+		rdma link add rxe0 type rxe netdev veth0 &&
+		wait_for 'ibdev_gids rxe0 | grep -q ffff:0a09:0001'
+}
+
 # Put softrdma.ko and the module index staged on the host (see
 # qemu-scripts/stage-modules.sh, SRDMA_MODROOT) in place; the guest root is an overlay
 # in RAM, so this never touches the host.
