@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Connected RC QP pairs on one device (loopback) and the checks the tests
+ * that use them share: polling with a deadline, async events, patterns.
+ * The including program sets ctx, pd, gid and gid_index up first.
+ */
+#ifndef SRDMA_LOOP_QP_H
+#define SRDMA_LOOP_QP_H
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <infiniband/verbs.h>
+
+#include "ktap.h"
+
+#ifndef LOOP_WAIT_MS
+#define LOOP_WAIT_MS	10000	/* for one completion */
+#endif
+
+struct ep {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static union ibv_gid gid;
+static int gid_index;
+/* Connection attributes; a test may change them before connecting. */
+static uint8_t retry_cnt = 7, rnr_retry = 7, ack_timeout = 14;
+static int qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		       IBV_ACCESS_REMOTE_ATOMIC;
+
+static inline uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+static inline int ep_open(struct ep *e, int cqe)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
+			 .max_send_sge = 32, .max_recv_sge = 32 },
+	};
+
+	e->cq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+	if (!e->cq)
+		return errno;
+	init.send_cq = e->cq;
+	init.recv_cq = e->cq;
+	e->qp = ibv_create_qp(pd, &init);
+	return e->qp ? 0 : errno;
+}
+
+static inline void ep_close(struct ep *e)
+{
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->cq)
+		ibv_destroy_cq(e->cq);
+	memset(e, 0, sizeof(*e));
+}
+
+/* RESET -> INIT -> RTR -> RTS, connected to @peer on this device. */
+static inline int ep_connect(struct ep *e, const struct ep *peer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = qp_access,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_4096;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = ack_timeout;
+	a.retry_cnt = retry_cnt;
+	a.rnr_retry = rnr_retry;
+	a.max_rd_atomic = 16;
+	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static inline bool pair_open(struct ep *a, struct ep *b, int cqe)
+{
+	int ret = ep_open(a, cqe);
+
+	if (!ret)
+		ret = ep_open(b, 64);
+	if (!ret)
+		ret = ep_connect(a, b);
+	if (!ret)
+		ret = ep_connect(b, a);
+	return ktap_expect(!ret, "set up a connected QP pair: %s",
+			   strerror(ret));
+}
+
+/* Wait for one completion; false on timeout or a poll error. */
+static inline bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	uint64_t end = now_ms() + LOOP_WAIT_MS;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return ktap_expect(n == 1, "poll_cq: %d", n);
+	} while (now_ms() < end);
+	return ktap_expect(false, "no completion in %d ms", LOOP_WAIT_MS);
+}
+
+static inline bool wc_ok(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st)
+{
+	struct ibv_wc wc;
+
+	return poll_one(cq, &wc) &&
+	       ktap_expect(wc.wr_id == wr_id && wc.status == st,
+			   "completion wr_id %llu status %s, expected %llu %s",
+			   (unsigned long long)wc.wr_id,
+			   ibv_wc_status_str(wc.status),
+			   (unsigned long long)wr_id, ibv_wc_status_str(st));
+}
+
+static inline void fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 2654435761u) >> 13) ^ seed;
+}
+
+static inline bool same(const uint8_t *got, const uint8_t *want, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (got[i] != want[i])
+			return ktap_expect(false, "byte %zu: %#x, expected %#x",
+					   i, got[i], want[i]);
+	return true;
+}
+
+/* Wait up to 10 s for @type on @qp (or @cq); other events are skipped. */
+static inline bool async_event(enum ibv_event_type type, struct ibv_qp *qp,
+			struct ibv_cq *cq)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	bool got = false;
+
+	while (!got && poll(&pfd, 1, 10000) == 1) {
+		if (ibv_get_async_event(ctx, &ev))
+			break;
+		got = ev.event_type == type &&
+		      (qp ? ev.element.qp == qp : ev.element.cq == cq);
+		if (!got)
+			ktap_print("other event: %s",
+				   ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	return ktap_expect(got, "no %s", ibv_event_type_str(type));
+}
+
+static inline int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &init) ? -1 : (int)a.qp_state;
+}
+
+#endif /* SRDMA_LOOP_QP_H */
