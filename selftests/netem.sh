@@ -3,14 +3,16 @@
 # A lossy link: two namespaces, a softrdma device in each, joined by a veth
 # pair with tc netem on both ends. For each impairment (1% and 5% loss,
 # reordering, duplication, corruption) rc_stream moves NETEM_MIB (default
-# 20) MiB with SEND, RDMA WRITE and RDMA READ and checks every byte; no
-# error completion is allowed. Corrupted packets must die at the ICRC.
+# 20) MiB with SEND, RDMA WRITE and RDMA READ and checks every byte, then
+# 2000 FETCH_AND_ADDs must each run once, in order (no replayed duplicate
+# executed twice). No error completion is allowed. Corrupted packets must
+# die at the ICRC.
 . "$(dirname "$0")/lib.sh"
 trap srdma_cleanup EXIT
 
 MIB=${NETEM_MIB:-20}
 SEED=${NETEM_SEED:-1}
-NETEM_OPS=${NETEM_OPS:-swr}	# s SEND, w WRITE, r READ
+NETEM_OPS=${NETEM_OPS:-swra}	# s SEND, w WRITE, r READ, a FETCH_AND_ADD
 # name|netem arguments
 CASES=(
 	"1% loss|loss 1%"

@@ -9,8 +9,13 @@
  * completion fails the operation: with retry_cnt 7 and rnr_retry 7 the
  * transport must hide loss, reordering, duplication and corruption.
  *
+ * Atomics (OPS a): ATOMICS FETCH_AND_ADDs of 1 on one word of B, in
+ * order; the k-th must return k, so one executed twice (a replayed
+ * duplicate) or lost is found.
+ *
  * usage: rc_stream DEV_A DEV_B [MIB [SEED [OPS]]]
- *        OPS: any of s (SEND), w (WRITE), r (READ); default swr
+ *        OPS: any of s (SEND), w (WRITE), r (READ), a (FETCH_AND_ADD);
+ *        default swr
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +33,7 @@
 #define MSG		(64u << 10)	/* bytes per message */
 #define WINDOW		8		/* messages in flight */
 #define BUF		(WINDOW * MSG)
+#define ATOMICS		2000		/* FETCH_AND_ADDs of OPS a */
 #define ACK_TIMEOUT	14		/* 4.096 us * 2^14 = 67 ms */
 #define STALL_MS	15000		/* no completion for this long: fail */
 
@@ -105,7 +111,7 @@ static bool end_open(struct end *e)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		     IBV_ACCESS_REMOTE_READ;
+		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	struct ibv_port_attr port;
 	struct ibv_gid_entry ge;
 	int i;
@@ -149,7 +155,8 @@ static bool end_connect(struct end *e, const struct end *peer,
 		.port_num = 1,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
 				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
 	};
 
 	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -208,7 +215,15 @@ static bool post_msg(enum ibv_wr_opcode op, uint32_t msg)
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
-	if (rd) {
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		/* Old value into A's dst slot; B's dst word 0 counts. */
+		sge.addr = (uintptr_t)A.dst + slot * sizeof(uint64_t);
+		sge.length = sizeof(uint64_t);
+		sge.lkey = A.dst_mr->lkey;
+		wr.wr.atomic.remote_addr = (uintptr_t)B.dst;
+		wr.wr.atomic.rkey = B.dst_mr->rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else if (rd) {
 		pat_fill(B.src + slot * MSG, msg);
 		wr.wr.rdma.remote_addr = (uintptr_t)B.src + slot * MSG;
 		wr.wr.rdma.rkey = B.src_mr->rkey;
@@ -233,6 +248,8 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 	int k, j;
 	int64_t at;
 
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		*(uint64_t *)B.dst = 0;
 	if (op == IBV_WR_SEND)
 		for (i = 0; i < WINDOW; i++)
 			if (!post_recv(i))
@@ -280,7 +297,13 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 			if (wc[j].wr_id != done)
 				return ktap_expect(false, "%s: completion of message %" PRIu64 ", expected %u",
 						   name, wc[j].wr_id, done);
-			if (op != IBV_WR_SEND) {
+			if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+				uint64_t old = ((uint64_t *)A.dst)[done % WINDOW];
+
+				if (old != done)
+					return ktap_expect(false, "%s: atomic %u returned %" PRIu64,
+							   name, done, old);
+			} else if (op != IBV_WR_SEND) {
 				got = (op == IBV_WR_RDMA_READ ? A.dst : B.dst) +
 				      done % WINDOW * MSG;
 				at = pat_check(got, done);
@@ -290,6 +313,14 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 			}
 			done++;
 		}
+	}
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		if (*(uint64_t *)B.dst != n)
+			return ktap_expect(false, "%s: counter %" PRIu64 ", expected %u",
+					   name, *(uint64_t *)B.dst, n);
+		ktap_print("%s: %u verified in %.1f s", name, n,
+			   (now_ms() - t0) / 1000.0);
+		return true;
 	}
 	ktap_print("%s: %.1f MiB verified in %.1f s", name,
 		   (double)n * MSG / (1 << 20), (now_ms() - t0) / 1000.0);
@@ -306,6 +337,7 @@ int main(int argc, char **argv)
 		{ 's', IBV_WR_SEND, "SEND" },
 		{ 'w', IBV_WR_RDMA_WRITE, "RDMA_WRITE" },
 		{ 'r', IBV_WR_RDMA_READ, "RDMA_READ" },
+		{ 'a', IBV_WR_ATOMIC_FETCH_AND_ADD, "FETCH_AND_ADD" },
 	};
 	const char *which = argc > 5 ? argv[5] : "swr";
 	uint32_t mib = argc > 3 ? strtoul(argv[3], NULL, 0) : 20;
@@ -341,9 +373,16 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		if (!strchr(which, ops[i].key))
 			continue;
-		snprintf(name, sizeof(name), "%s of %u MiB, every byte right",
-			 ops[i].name, mib);
-		if (!ktap_result(ok && stream(ops[i].op, n, ops[i].name), name))
+		bool atomic = ops[i].op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+		if (atomic)
+			snprintf(name, sizeof(name), "%u %ss, each once, in order",
+				 ATOMICS, ops[i].name);
+		else
+			snprintf(name, sizeof(name), "%s of %u MiB, every byte right",
+				 ops[i].name, mib);
+		if (!ktap_result(ok && stream(ops[i].op, atomic ? ATOMICS : n,
+					      ops[i].name), name))
 			ok = false;	/* the QP is in ERR: the rest fail */
 	}
 	return ktap_finish();
