@@ -38,7 +38,7 @@ across() {
 	ktap_result "$ktap_name" $rc
 }
 
-ktap_plan 12
+ktap_plan 22
 for srv in a b; do
 	across $srv ibv_rc_pingpong -g 1 -s 4096 -n 100
 	across $srv ibv_rc_pingpong -g 1 -s 1000000 -n 10 -e
@@ -46,5 +46,12 @@ for srv in a b; do
 	across $srv ib_write_bw -x 1 -F -s 65536 -n 100
 	across $srv ib_read_bw -x 1 -F -s 65536 -n 100
 	across $srv ib_write_lat -x 1 -F -s 8 -n 100
+	# UD (datagrams up to the 1024-byte MTU of a 1500-byte link), UC,
+	# SRQ and atomics.
+	across $srv ibv_ud_pingpong -g 1 -s 1024 -n 100
+	across $srv ib_send_bw -c UD -x 1 -F -s 1024 -n 500
+	across $srv ibv_uc_pingpong -g 1 -s 65536 -n 50
+	across $srv ibv_srq_pingpong -g 1 -s 4096 -n 50 -q 4
+	across $srv ib_atomic_bw -x 1 -F -n 500
 done
 ktap_finish
