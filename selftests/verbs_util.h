@@ -5,6 +5,8 @@
 #ifndef SRDMA_VERBS_UTIL_H
 #define SRDMA_VERBS_UTIL_H
 
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 
@@ -22,6 +24,24 @@ static inline struct ibv_context *open_by_name(const char *name)
 			ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
 	return ctx;
+}
+
+/* Port 1 hw counter @name of @ctx's device (rdma statistic); -1 if none. */
+static inline int64_t hw_counter(struct ibv_context *ctx, const char *name)
+{
+	char path[sizeof(ctx->device->ibdev_path) + 64];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ports/1/hw_counters/%.40s",
+		 ctx->device->ibdev_path, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
 }
 
 #endif /* SRDMA_VERBS_UTIL_H */
