@@ -33,6 +33,8 @@ static int gid_index;
 static uint8_t retry_cnt = 7, rnr_retry = 7, ack_timeout = 14;
 static int qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		       IBV_ACCESS_REMOTE_ATOMIC;
+/* Set: the QPs ep_open() makes take their receives from this SRQ. */
+static struct ibv_srq *ep_srq;
 
 static inline uint64_t now_ms(void)
 {
@@ -55,6 +57,7 @@ static inline int ep_open(struct ep *e, int cqe)
 		return errno;
 	init.send_cq = e->cq;
 	init.recv_cq = e->cq;
+	init.srq = ep_srq;
 	e->qp = ibv_create_qp(pd, &init);
 	return e->qp ? 0 : errno;
 }
