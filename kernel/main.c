@@ -119,6 +119,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.query_qp = srdma_query_qp,
 	.query_srq = srdma_query_srq,
 	.reg_user_mr = srdma_reg_user_mr,
+	.rereg_user_mr = srdma_rereg_user_mr,
 	.req_notify_cq = srdma_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, srdma_ah, ibah),

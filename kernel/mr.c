@@ -219,6 +219,41 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/*
+ * Access and PD change in place (the core moves the MR to the new PD once
+ * we return NULL). New pages, or write access the pinned pages lack, need
+ * a new pinning: a new MR with new keys, which the core puts in the old
+ * one's place before it deregisters that.
+ */
+struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct srdma_mr *mr = to_smr(ibmr);
+
+	if (!mr->umem || (flags & ~IB_MR_REREG_SUPPORTED))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	else if (access & ~(SRDMA_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_PD))
+		pd = ibmr->pd;
+
+	if (!(flags & IB_MR_REREG_TRANS) &&
+	    ib_access_writable(access) && !mr->umem->writable) {
+		start = mr->umem->address;
+		length = mr->length;
+		iova = mr->iova;
+		flags |= IB_MR_REREG_TRANS;
+	}
+	if (flags & IB_MR_REREG_TRANS)
+		return srdma_reg_user_mr(pd, start, length, iova, access, udata);
+
+	WRITE_ONCE(mr->access, access);
+	return NULL;
+}
+
 struct ib_mr *srdma_get_dma_mr(struct ib_pd *pd, int access)
 {
 	struct srdma_mr *mr;

@@ -447,6 +447,9 @@ void srdma_mmap_free(struct rdma_user_mmap_entry *rdma);
 /* mr.c */
 struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata);
 struct ib_mr *srdma_get_dma_mr(struct ib_pd *pd, int access);
 int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key,

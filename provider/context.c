@@ -45,6 +45,7 @@ static const struct verbs_context_ops srdma_context_ops = {
 	.query_srq		= srdma_query_srq,
 	.reg_mr			= srdma_reg_mr,
 	.req_notify_cq		= srdma_req_notify_cq,
+	.rereg_mr		= srdma_rereg_mr,
 };
 
 struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "softrdma.h"
 
@@ -111,6 +112,36 @@ int srdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	pthread_spin_unlock(&cq->ring.lock);
 
 	return n;
+}
+
+/*
+ * Drop the unpolled CQEs of QP @qpn: a QP reset starts with no completions
+ * of its past, as with HCAs. The kernel only writes beyond the producer
+ * index, so the entries before it are ours to move: the others slide
+ * toward the producer end and the consumer index skips the freed slots.
+ */
+void srdma_cq_clean(struct srdma_cq *cq, uint32_t qpn)
+{
+	struct srdma_ring *r = &cq->ring;
+	uint32_t prod, i, freed = 0;
+	struct softrdma_cqe *cqe;
+
+	pthread_spin_lock(&r->lock);
+	prod = srdma_load_acquire(&r->hdr->producer);
+	if (prod - r->idx > r->num_slots)
+		prod = r->idx;		/* a broken index: leave it to poll */
+	for (i = prod; i != r->idx;) {
+		cqe = srdma_ring_slot(r, --i);
+		if (cqe->qp_num == qpn)
+			freed++;
+		else if (freed)
+			memcpy(srdma_ring_slot(r, i + freed), cqe, sizeof(*cqe));
+	}
+	if (freed) {
+		r->idx += freed;
+		srdma_ring_cons_publish(r);
+	}
+	pthread_spin_unlock(&r->lock);
 }
 
 int srdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)

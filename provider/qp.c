@@ -151,6 +151,9 @@ int srdma_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		srdma_resync_wq(&qp->sq);
 		srdma_resync_wq(&qp->rq);
+		srdma_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
+		if (ibqp->send_cq != ibqp->recv_cq)
+			srdma_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
 	}
 	return 0;
 }

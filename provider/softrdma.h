@@ -94,6 +94,8 @@ int srdma_dealloc_pd(struct ibv_pd *pd);
 /* mr.c */
 struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
+int srdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
 int srdma_dereg_mr(struct verbs_mr *vmr);
 
 /* cq.c */
@@ -103,6 +105,7 @@ struct ibv_cq *srdma_create_cq(struct ibv_context *ibctx, int cqe,
 int srdma_destroy_cq(struct ibv_cq *ibcq);
 int srdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int srdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+void srdma_cq_clean(struct srdma_cq *cq, uint32_t qpn);
 
 /* qp.c */
 struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
