@@ -88,6 +88,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.device_group = &srdma_attr_group,
 
 	.alloc_hw_port_stats = srdma_alloc_hw_port_stats,
+	.alloc_mw = srdma_alloc_mw,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
 	.create_ah = srdma_create_ah,
@@ -96,6 +97,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.create_srq = srdma_create_srq,
 	.create_user_ah = srdma_create_ah,
 	.dealloc_driver = srdma_dealloc_driver,
+	.dealloc_mw = srdma_dealloc_mw,
 	.dealloc_pd = srdma_dealloc_pd,
 	.dealloc_ucontext = srdma_dealloc_ucontext,
 	.dereg_mr = srdma_dereg_mr,
@@ -124,6 +126,7 @@ static const struct ib_device_ops srdma_device_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, srdma_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, srdma_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, srdma_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srdma_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, srdma_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, srdma_srq, ibsrq),

@@ -11,34 +11,53 @@
 #include "srdma.h"
 
 /*
- * A key is the MR's table index above an 8-bit random tag: a peer cannot
+ * A key is its table index above an 8-bit random tag: a peer cannot
  * reuse the key of a deregistered MR for the new MR in the same slot
  * without guessing the tag, and keys do not count up in a simple sequence.
+ * MRs and MWs share the table (an MW entry is tagged SRDMA_KEY_MW).
  */
 #define SRDMA_KEY_TAG_BITS	8
-#define SRDMA_MR_INDEX_MAX	((SRDMA_MAX_MR) - 1)
+#define SRDMA_KEY_INDEX_MAX	((SRDMA_MAX_MR) - 1)
 
-static u32 srdma_key_index(u32 key)
+u32 srdma_key_index(u32 key)
 {
 	return key >> SRDMA_KEY_TAG_BITS;
 }
 
-static int srdma_mr_add(struct srdma_dev *sdev, struct srdma_mr *mr)
+/**
+ * srdma_key_alloc - publish @entry in the key table under a new key
+ * @sdev: the device
+ * @entry: an MR, or an MW tagged with xa_tag_pointer(mw, SRDMA_KEY_MW);
+ *	its key field must not match any key yet (lookups compare it)
+ * @key: the new key
+ */
+int srdma_key_alloc(struct srdma_dev *sdev, void *entry, u32 *key)
 {
 	u32 index;
 	int err;
 
-	refcount_set(&mr->ref, 1);
-	init_completion(&mr->released);
-	err = xa_alloc_cyclic(&sdev->mr_xa, &index, mr,
-			      XA_LIMIT(1, SRDMA_MR_INDEX_MAX),
+	err = xa_alloc_cyclic(&sdev->mr_xa, &index, entry,
+			      XA_LIMIT(1, SRDMA_KEY_INDEX_MAX),
 			      &sdev->mr_next, GFP_KERNEL);
 	if (err < 0)
 		return err == -EBUSY ? -ENOMEM : err;
+	*key = index << SRDMA_KEY_TAG_BITS |
+	       (get_random_u32() & GENMASK(SRDMA_KEY_TAG_BITS - 1, 0));
+	return 0;
+}
 
-	mr->ibmr.lkey = index << SRDMA_KEY_TAG_BITS |
-			(get_random_u32() & GENMASK(SRDMA_KEY_TAG_BITS - 1, 0));
-	mr->ibmr.rkey = mr->ibmr.lkey;
+static int srdma_mr_add(struct srdma_dev *sdev, struct srdma_mr *mr)
+{
+	u32 key;
+	int err;
+
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+	err = srdma_key_alloc(sdev, mr, &key);
+	if (err)
+		return err;
+	mr->ibmr.rkey = key;
+	WRITE_ONCE(mr->ibmr.lkey, key);
 	return 0;
 }
 
@@ -59,6 +78,8 @@ struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key,
 
 	rcu_read_lock();
 	mr = xa_load(&sdev->mr_xa, srdma_key_index(key));
+	if (xa_pointer_tag(mr))
+		mr = NULL;	/* an MW */
 	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
 		   (mr->access & access) != access ||
 		   !refcount_inc_not_zero(&mr->ref)))

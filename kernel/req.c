@@ -114,11 +114,14 @@ static void srdma_arm_timer(struct srdma_qp *qp, unsigned long delay)
 /* The operations each QP type carries. */
 static const u32 srdma_qpt_ops[IB_QPT_UD + 1] = {
 	[IB_QPT_RC] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
+		      SRDMA_WR(SEND_WITH_INV) |
 		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
 		      SRDMA_WR(RDMA_READ) | SRDMA_WR(ATOMIC_CMP_AND_SWP) |
-		      SRDMA_WR(ATOMIC_FETCH_AND_ADD),
+		      SRDMA_WR(ATOMIC_FETCH_AND_ADD) | SRDMA_WR(LOCAL_INV) |
+		      SRDMA_WR(BIND_MW),
 	[IB_QPT_UC] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
-		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM),
+		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
+		      SRDMA_WR(LOCAL_INV) | SRDMA_WR(BIND_MW),
 	[IB_QPT_UD] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM),
 };
 
@@ -126,6 +129,13 @@ static bool srdma_wr_atomic(u32 opcode)
 {
 	return opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Local operations: executed in order, no packet. */
+static bool srdma_wr_local(u32 opcode)
+{
+	return opcode == IB_UVERBS_WR_LOCAL_INV ||
+	       opcode == IB_UVERBS_WR_BIND_MW;
 }
 
 /* Reads and atomics complete when their response is in, not on an ACK. */
@@ -150,6 +160,10 @@ static void srdma_fetch(struct srdma_qp *qp)
 	if (w->opcode >= 32 ||
 	    !(srdma_qpt_ops[qp->ibqp.qp_type] & BIT(w->opcode))) {
 		st->status = IB_WC_LOC_QP_OP_ERR;
+		return;
+	}
+	if (srdma_wr_local(w->opcode)) {
+		st->local = true;
 		return;
 	}
 	if (w->send_flags & IB_SEND_INLINE) {
@@ -190,8 +204,11 @@ static u8 srdma_req_opcode(const struct softrdma_send_wqe *w, bool first,
 		return ROCE_RC_CMP_SWAP;
 	if (w->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
 		return ROCE_RC_FETCH_ADD;
+	if (w->opcode == IB_UVERBS_WR_SEND_WITH_INV && last)
+		return first ? ROCE_RC_SEND_ONLY_INV : ROCE_RC_SEND_LAST_INV;
 	if (w->opcode == IB_UVERBS_WR_SEND ||
-	    w->opcode == IB_UVERBS_WR_SEND_WITH_IMM) {
+	    w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+	    w->opcode == IB_UVERBS_WR_SEND_WITH_INV) {
 		if (first && last)
 			return imm ? ROCE_RC_SEND_ONLY_IMM : ROCE_RC_SEND_ONLY;
 		if (first)
@@ -289,6 +306,9 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	if (info->flags & ROCE_F_IMMDT)
 		roce_immdt_set((void *)(hdr + info->off[ROCE_EXT_IMMDT]),
 			       w->ex);
+	if (info->flags & ROCE_F_IETH)		/* ex: a host-order rkey */
+		roce_ieth_encode((void *)(hdr + info->off[ROCE_EXT_IETH]),
+				 (__force u32)w->ex);
 
 	if ((w->send_flags & IB_SEND_INLINE) || atomic) {
 		srdma_pkt_put_data(skb, (u8 *)w->sge + qp->req_off, n, pad);
@@ -322,6 +342,30 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		qp->req_idx++;
 		qp->req_off = 0;
 	}
+	return 0;
+}
+
+/*
+ * Execute local WQE @qp->req_idx (bind, local invalidate). Once only: a
+ * rewind for an earlier request passes over it again.
+ * Return: 0 or a negated ib_wc_status.
+ */
+static int srdma_req_local(struct srdma_qp *qp)
+{
+	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req_idx);
+	struct srdma_swqe *st = srdma_st(qp, qp->req_idx);
+	u8 status = IB_WC_SUCCESS;
+
+	if (!st->local_done) {
+		st->local_done = true;
+		if (w->opcode == IB_UVERBS_WR_BIND_MW)
+			status = srdma_mw_bind(qp, w);
+		else if (srdma_mw_invalidate(qp, (__force u32)w->ex, false))
+			status = IB_WC_LOC_QP_OP_ERR;
+		if (status)
+			return -status;
+	}
+	qp->req_idx++;
 	return 0;
 }
 
@@ -361,8 +405,10 @@ static bool srdma_comp_progress(struct srdma_qp *qp)
 			srdma_req_cqe(qp, qp->sq.idx, st->status);
 			return true;
 		}
-		if (srdma_wr_needs_resp(w->opcode) ? !st->read_done :
-		    !roce_psn_before(srdma_last_psn(st), qp->una_psn))
+		/* A local WQE was executed in order: nothing to wait for. */
+		if (!st->local &&
+		    (srdma_wr_needs_resp(w->opcode) ? !st->read_done :
+		     !roce_psn_before(srdma_last_psn(st), qp->una_psn)))
 			break;
 		srdma_req_cqe(qp, qp->sq.idx, IB_WC_SUCCESS);
 	}
@@ -436,9 +482,13 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 			qp->req_idx++;	/* completes in order, then errors */
 			break;
 		}
-		rcu_read_lock();	/* a UD WQE's AH */
-		err = srdma_req_send_one(qp);
-		rcu_read_unlock();
+		if (srdma_st(qp, qp->req_idx)->local) {
+			err = srdma_req_local(qp);
+		} else {
+			rcu_read_lock();	/* a UD WQE's AH */
+			err = srdma_req_send_one(qp);
+			rcu_read_unlock();
+		}
 		if (err == -ENOMEM) {
 			if (qp->ibqp.qp_type != IB_QPT_RC)
 				queue_work(srdma_tx_wq, &qp->req_work);

@@ -143,6 +143,7 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 {
 	const struct roce_immdt *imm = roce_pkt_immdt(pkt);
 	const struct roce_deth *deth = roce_pkt_deth(pkt);
+	const struct roce_ieth *ieth = roce_pkt_ieth(pkt);
 	struct softrdma_cqe cqe = {
 		.wr_id = qp->rwqe->wr_id,
 		.status = status,
@@ -160,6 +161,11 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 	if (imm && !status) {
 		cqe.ex = roce_immdt_get(imm);
 		cqe.wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (ieth && !status) {
+		/* Host order, as struct ibv_wc's invalidated_rkey. */
+		cqe.ex = (__force __be32)roce_ieth_rkey(ieth);
+		cqe.wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	qp->have_rwqe = false;
 	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe,
@@ -193,6 +199,15 @@ static int srdma_resp_send(struct srdma_qp *qp,
 		return RESP_QP_ERROR;
 	}
 	qp->recv_off += pkt->payload_len;
+	/* SEND with invalidate: the window closes before the completion. */
+	if ((flags & ROCE_F_IETH) &&
+	    srdma_mw_invalidate(qp, roce_ieth_rkey(roce_pkt_ieth(pkt)),
+				true)) {
+		srdma_resp_cqe(qp, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 0, pkt);
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		qp->resp_event = SRDMA_NO_EVENT;	/* the CQE says it */
+		return RESP_QP_ERROR;
+	}
 	if (flags & ROCE_F_LAST)
 		srdma_resp_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV, qp->recv_off,
 			       pkt);
@@ -200,8 +215,9 @@ static int srdma_resp_send(struct srdma_qp *qp,
 }
 
 /*
- * The MR of an RDMA access, checked against the QP's remote access flags
- * and the range [@va, @va + @len). No reference is kept across packets:
+ * The MR of an RDMA access, by its own key or through a memory window's,
+ * checked against the QP's remote access flags and the range
+ * [@va, @va + @len). No reference is kept across packets:
  * each packet of a multi-packet write looks the key up again, so a
  * deregistration never waits on a peer that stopped mid-message.
  */
@@ -214,7 +230,9 @@ static struct srdma_mr *srdma_resp_mr(struct srdma_qp *qp, u32 rkey, u64 va,
 		return NULL;
 	mr = srdma_mr_get(to_sdev(qp->ibqp.device), rkey, qp->ibqp.pd,
 			  access);
-	if (mr && !srdma_mr_check(mr, va, len)) {
+	if (!mr)
+		return srdma_mw_resolve(qp, rkey, va, len, access);
+	if (!srdma_mr_check(mr, va, len)) {
 		srdma_mr_put(mr);
 		mr = NULL;
 	}
@@ -678,12 +696,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		goto out;
 	}
 
-	if (flags & ROCE_F_IETH) {
-		/* SEND with invalidate needs memory windows: not yet. */
-		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		ret = RESP_QP_ERROR;
-		goto out;
-	} else if (flags & ROCE_F_SEND) {
+	if (flags & ROCE_F_SEND) {
 		ret = srdma_resp_send(qp, pkt);
 	} else if (flags & ROCE_F_WRITE) {
 		ret = srdma_resp_write(qp, pkt);

@@ -32,6 +32,7 @@
 #define SRDMA_MAX_QP		0x10000
 #define SRDMA_MAX_AH		0x100000
 #define SRDMA_MAX_SRQ		0x10000
+#define SRDMA_MAX_MW		0x10000
 #define SRDMA_MIN_QPN		16	/* below: reserved (QP0, QP1, ...) */
 #define SRDMA_MAX_QPN		0xffffff
 #define SRDMA_MAX_QP_WR		0x4000
@@ -42,6 +43,11 @@
 #define SRDMA_GID_TBL_LEN	128	/* room for many IPv4/IPv6 addresses */
 #define SRDMA_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND)
+/* What a memory window may grant. */
+#define SRDMA_MW_ACCESS		(IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC)
 
@@ -65,7 +71,9 @@
  * @port_active: last port state reported through an async event
  * @npd: PDs allocated, bounded by SRDMA_MAX_PD
  * @nsrq: SRQs allocated, bounded by SRDMA_MAX_SRQ
- * @mr_xa: MRs by key index (key >> 8); RCU lookups by the transport
+ * @nmw: MWs allocated, bounded by SRDMA_MAX_MW
+ * @mr_xa: MRs and MWs by key index (key >> 8); RCU lookups by the
+ *	transport
  * @mr_next: next index to try, for cyclic allocation
  * @ah_xa: user AHs by number; RCU lookups by the requester
  * @ah_next: next AH number to try
@@ -93,6 +101,7 @@ struct srdma_dev {
 	bool port_active;
 	atomic_t npd;
 	atomic_t nsrq;
+	atomic_t nmw;
 	struct xarray mr_xa;
 	u32 mr_next;
 	struct xarray ah_xa;
@@ -148,6 +157,48 @@ struct srdma_mr {
 static inline struct srdma_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct srdma_mr, ibmr);
+}
+
+/* The key table entry tag of a memory window. */
+#define SRDMA_KEY_MW	1
+
+/**
+ * struct srdma_mw - a memory window: remote access to part of an MR
+ * @ibmw: core MW (its type and PD)
+ * @lock: guards the binding below; bind, invalidate and remote access
+ *	come from any QP's context
+ * @rkey: the key now (a bind moves its tag)
+ * @valid: bound and not invalidated
+ * @mr_key: the MR it opens, looked up at each access: an MR that went
+ *	away fails the access, and the MW holds no reference on it
+ * @va: start of the window
+ * @len: bytes
+ * @access: IB_ACCESS_REMOTE_* granted
+ * @qpn: type 2: the QP it was bound through, the only one it serves
+ * @ref: the table's reference plus one per lookup
+ * @released: completed when @ref drops to zero
+ *
+ * Lifetime: core-allocated; in the key table from alloc_mw to
+ * dealloc_mw, which waits out RCU readers and lookups before the core
+ * frees it.
+ */
+struct srdma_mw {
+	struct ib_mw ibmw;
+	spinlock_t lock;
+	u32 rkey;
+	bool valid;
+	u32 mr_key;
+	u64 va;
+	u64 len;
+	int access;
+	u32 qpn;
+	refcount_t ref;
+	struct completion released;
+};
+
+static inline struct srdma_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct srdma_mw, ibmw);
 }
 
 /**
@@ -264,6 +315,8 @@ struct srdma_swqe {
 	u32 len;		/* message bytes */
 	u32 read_off;		/* read response bytes placed so far */
 	bool read_done;
+	bool local;		/* bind or local invalidate: no packet */
+	bool local_done;	/* executed */
 	u8 status;		/* ib_wc_status it completes with, if not 0 */
 };
 
@@ -452,12 +505,22 @@ struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  struct ib_pd *pd, struct ib_udata *udata);
 struct ib_mr *srdma_get_dma_mr(struct ib_pd *pd, int access);
 int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+u32 srdma_key_index(u32 key);
+int srdma_key_alloc(struct srdma_dev *sdev, void *entry, u32 *key);
 struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key,
 			      struct ib_pd *pd, int access);
 void srdma_mr_put(struct srdma_mr *mr);
 bool srdma_mr_check(const struct srdma_mr *mr, u64 iova, u64 len);
 int srdma_mr_xfer(struct srdma_mr *mr, u64 iova, u32 len,
 		  struct srdma_xfer *x);
+
+/* mw.c */
+int srdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int srdma_dealloc_mw(struct ib_mw *ibmw);
+u8 srdma_mw_bind(struct srdma_qp *qp, const struct softrdma_send_wqe *w);
+int srdma_mw_invalidate(struct srdma_qp *qp, u32 rkey, bool remote);
+struct srdma_mr *srdma_mw_resolve(struct srdma_qp *qp, u32 rkey, u64 va,
+				  u64 len, int access);
 
 /* cq.c */
 int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -49,6 +49,9 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->atomic_cap = IB_ATOMIC_HCA;	/* one lock for all atomics */
 	attr->max_ah = SRDMA_MAX_AH;
 	attr->max_srq = SRDMA_MAX_SRQ;
+	attr->max_mw = SRDMA_MAX_MW;
+	attr->device_cap_flags = IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->max_srq_wr = SRDMA_MAX_QP_WR;
 	attr->max_srq_sge = SRDMA_MAX_SGE;
 	attr->max_pkeys = 1;

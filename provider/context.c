@@ -21,11 +21,14 @@ static void srdma_free_context(struct ibv_context *ibctx)
  * libibverbs' stub and fails with EOPNOTSUPP instead of pretending.
  */
 static const struct verbs_context_ops srdma_context_ops = {
+	.alloc_mw		= srdma_alloc_mw,
 	.alloc_pd		= srdma_alloc_pd,
+	.bind_mw		= srdma_bind_mw,
 	.create_ah		= srdma_create_ah,
 	.create_cq		= srdma_create_cq,
 	.create_qp		= srdma_create_qp,
 	.create_srq		= srdma_create_srq,
+	.dealloc_mw		= srdma_dealloc_mw,
 	.dealloc_pd		= srdma_dealloc_pd,
 	.dereg_mr		= srdma_dereg_mr,
 	.destroy_ah		= srdma_destroy_ah,

@@ -42,6 +42,40 @@ int srdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 				sizeof(resp));
 }
 
+struct ibv_mw *srdma_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+int srdma_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret = ibv_cmd_dealloc_mw(mw);
+
+	if (ret)
+		return ret;
+	free(mw);
+	return 0;
+}
+
 int srdma_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;

@@ -27,9 +27,11 @@ static const uint32_t srdma_qpt_ops[] = {
 		       SRDMA_OP(SEND_WITH_INV) | SRDMA_OP(RDMA_WRITE) |
 		       SRDMA_OP(RDMA_WRITE_WITH_IMM) | SRDMA_OP(RDMA_READ) |
 		       SRDMA_OP(ATOMIC_CMP_AND_SWP) |
-		       SRDMA_OP(ATOMIC_FETCH_AND_ADD),
+		       SRDMA_OP(ATOMIC_FETCH_AND_ADD) | SRDMA_OP(LOCAL_INV) |
+		       SRDMA_OP(BIND_MW),
 	[IBV_QPT_UC] = SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM) |
-		       SRDMA_OP(RDMA_WRITE) | SRDMA_OP(RDMA_WRITE_WITH_IMM),
+		       SRDMA_OP(RDMA_WRITE) | SRDMA_OP(RDMA_WRITE_WITH_IMM) |
+		       SRDMA_OP(LOCAL_INV) | SRDMA_OP(BIND_MW),
 	[IBV_QPT_UD] = SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM),
 };
 
@@ -41,7 +43,7 @@ static const uint32_t srdma_qpt_ops[] = {
 
 #define SRDMA_EX_OPS		(SRDMA_OP(SEND_WITH_IMM) | \
 				 SRDMA_OP(RDMA_WRITE_WITH_IMM) | \
-				 SRDMA_OP(SEND_WITH_INV))
+				 SRDMA_OP(SEND_WITH_INV) | SRDMA_OP(LOCAL_INV))
 
 #define SRDMA_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -63,9 +65,14 @@ static uint64_t srdma_inline_len(const struct ibv_send_wr *wr)
 	return len;
 }
 
-/* 0 if wr may be posted on qp, else the error for it. */
+/*
+ * 0 if wr may be posted on qp, else the error for it. A type 1 window is
+ * bound through ibv_bind_mw() only (mw_type 1 allowed), type 2 through
+ * post_send only.
+ */
 static int srdma_check_send_wr(const struct srdma_qp *qp, uint32_t ops,
-			       const struct ibv_send_wr *wr)
+			       const struct ibv_send_wr *wr,
+			       enum ibv_mw_type mw_type)
 {
 	uint32_t op = (uint32_t)wr->opcode;
 
@@ -80,6 +87,9 @@ static int srdma_check_send_wr(const struct srdma_qp *qp, uint32_t ops,
 			return EINVAL;
 	}
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW &&
+	    (!wr->bind_mw.mw || wr->bind_mw.mw->type != mw_type))
 		return EINVAL;
 	return 0;
 }
@@ -101,6 +111,16 @@ static void srdma_write_send_wqe(void *slot, const struct srdma_qp *qp,
 	if (SRDMA_EX_OPS & (1u << op))
 		wqe.ex = wr->imm_data;
 
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		wqe.wr.bind.addr = bi->addr;
+		wqe.wr.bind.length = bi->length;
+		wqe.wr.bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+		wqe.wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
+		wqe.wr.bind.new_rkey = wr->bind_mw.rkey;
+		wqe.wr.bind.access = bi->mw_access_flags;
+	}
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
 		wqe.wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
 		wqe.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
@@ -168,8 +188,9 @@ static int srdma_sq_doorbell(struct ibv_qp *ibqp)
 	return 0;
 }
 
-int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr)
+static int srdma_post_send_mw(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			      struct ibv_send_wr **bad_wr,
+			      enum ibv_mw_type mw_type)
 {
 	struct srdma_qp *qp = to_sqp(ibqp);
 	struct srdma_ring *sq = &qp->sq;
@@ -194,7 +215,7 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	pthread_spin_lock(&sq->lock);
 	for (; wr; wr = wr->next) {
-		ret = srdma_check_send_wr(qp, ops, wr);
+		ret = srdma_check_send_wr(qp, ops, wr, mw_type);
 		if (ret)
 			break;
 		slot = srdma_ring_prod_slot(sq);
@@ -228,6 +249,34 @@ int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = db;
 		}
 	}
+	return ret;
+}
+
+int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	return srdma_post_send_mw(ibqp, wr, bad_wr, IBV_MW_TYPE_2);
+}
+
+/* A type 1 bind is a bind WQE under the window's next key. */
+int srdma_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = bind->bind_info,
+		},
+	}, *bad;
+	int ret;
+
+	ret = srdma_post_send_mw(ibqp, &wr, &bad, IBV_MW_TYPE_1);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
 	return ret;
 }
 

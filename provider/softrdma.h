@@ -97,6 +97,10 @@ struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int srdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access);
 int srdma_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *srdma_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int srdma_dealloc_mw(struct ibv_mw *mw);
+int srdma_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *bind);
 
 /* cq.c */
 struct ibv_cq *srdma_create_cq(struct ibv_context *ibctx, int cqe,

@@ -313,6 +313,11 @@ struct ibv_reg_mr {
 	struct ib_uverbs_reg_mr core;
 };
 
+struct ibv_alloc_mw {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_mw core;
+};
+
 struct ibv_rereg_mr {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_rereg_mr core;
@@ -410,6 +415,12 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/* Fills mw (context, pd, handle, rkey, type) from the response. */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 
 /*
  * The create helpers try the ioctl interface first: there the core
@@ -487,14 +498,17 @@ VERBS_ASSERT_OFF(struct verbs_device, ops, 664);
 VERBS_ASSERT_OFF(struct verbs_device, sysfs, 696);
 
 VERBS_ASSERT_SIZE(struct verbs_context_ops, 76 * sizeof(void *));
+VERBS_ASSERT_OP(alloc_mw, 2);
 VERBS_ASSERT_OP(alloc_pd, 5);
 VERBS_ASSERT_OP(attach_mcast, 9);
+VERBS_ASSERT_OP(bind_mw, 10);
 VERBS_ASSERT_OP(create_ah, 13);
 VERBS_ASSERT_OP(create_cq, 15);
 VERBS_ASSERT_OP(create_cq_ex, 16);
 VERBS_ASSERT_OP(create_qp, 19);
 VERBS_ASSERT_OP(create_qp_ex, 20);
 VERBS_ASSERT_OP(create_srq, 22);
+VERBS_ASSERT_OP(dealloc_mw, 25);
 VERBS_ASSERT_OP(dealloc_pd, 26);
 VERBS_ASSERT_OP(dereg_mr, 28);
 VERBS_ASSERT_OP(destroy_ah, 29);

@@ -121,6 +121,14 @@ struct softrdma_send_wqe {
 			__u32 reserved;
 		} atomic;
 		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 mw_rkey;		/* the MW's key now */
+			__u32 new_rkey;		/* its key once bound */
+			__u32 access;		/* IB_ACCESS_REMOTE_* */
+		} bind;
+		struct {
 			__u32 remote_qpn;
 			__u32 remote_qkey;	/* high bit set: the QP's Q_Key */
 			__u32 ah_num;		/* softrdma_create_ah_resp */

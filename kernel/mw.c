@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory windows, types 1 and 2(B): a bind WQE opens part of an MR to
+ * remote access under the window's own rkey; a local invalidate, a
+ * SEND with invalidate or the window's deallocation closes it again.
+ */
+#include <rdma/uverbs_ioctl.h>
+
+#include "srdma.h"
+
+int srdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct srdma_dev *sdev = to_sdev(ibmw->device);
+	struct srdma_mw *mw = to_smw(ibmw);
+	u32 key;
+	int err;
+
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->nmw) > SRDMA_MAX_MW) {
+		atomic_dec(&sdev->nmw);
+		return -ENOMEM;
+	}
+	spin_lock_init(&mw->lock);
+	refcount_set(&mw->ref, 1);
+	init_completion(&mw->released);
+	err = srdma_key_alloc(sdev, xa_tag_pointer(mw, SRDMA_KEY_MW), &key);
+	if (err) {
+		atomic_dec(&sdev->nmw);
+		return err;
+	}
+	ibmw->rkey = key;
+	WRITE_ONCE(mw->rkey, key);
+	return 0;
+}
+
+int srdma_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct srdma_dev *sdev = to_sdev(ibmw->device);
+	struct srdma_mw *mw = to_smw(ibmw);
+
+	/* No new lookups, then wait for those under way. */
+	xa_erase(&sdev->mr_xa, srdma_key_index(mw->rkey));
+	synchronize_rcu();
+	if (!refcount_dec_and_test(&mw->ref))
+		wait_for_completion(&mw->released);
+	atomic_dec(&sdev->nmw);
+	return 0;
+}
+
+/* The MW whose table slot @key names, with a reference; any tag. */
+static struct srdma_mw *srdma_mw_get(struct srdma_dev *sdev, u32 key)
+{
+	struct srdma_mw *mw;
+	void *entry;
+
+	rcu_read_lock();
+	entry = xa_load(&sdev->mr_xa, srdma_key_index(key));
+	mw = xa_pointer_tag(entry) == SRDMA_KEY_MW ? xa_untag_pointer(entry) :
+						     NULL;
+	if (mw && !refcount_inc_not_zero(&mw->ref))
+		mw = NULL;
+	rcu_read_unlock();
+	return mw;
+}
+
+static void srdma_mw_put(struct srdma_mw *mw)
+{
+	if (refcount_dec_and_test(&mw->ref))
+		complete(&mw->released);
+}
+
+/**
+ * srdma_mw_bind - execute a bind WQE of @qp
+ * @qp: the QP, sq_lock held
+ * @w: the WQE (our copy)
+ *
+ * The provider lets type 1 windows be bound through ibv_bind_mw() only
+ * and type 2 through post_send only; both come here as a bind WQE.
+ * Return: 0, or the ib_wc_status to complete the WQE with.
+ */
+u8 srdma_mw_bind(struct srdma_qp *qp, const struct softrdma_send_wqe *w)
+{
+	struct srdma_dev *sdev = qp_sdev(qp);
+	/* Local write means nothing to a window: programs pass it anyway. */
+	u32 access = w->wr.bind.access & ~IB_ACCESS_LOCAL_WRITE;
+	struct srdma_mr *mr = NULL;
+	struct srdma_mw *mw;
+	u8 status = IB_WC_MW_BIND_ERR;
+
+	mw = srdma_mw_get(sdev, w->wr.bind.mw_rkey);
+	if (!mw)
+		return status;
+	if (mw->ibmw.pd != qp->ibqp.pd || (access & ~SRDMA_MW_ACCESS) ||
+	    srdma_key_index(w->wr.bind.new_rkey) !=
+	    srdma_key_index(w->wr.bind.mw_rkey))
+		goto out;
+	/* The MR must allow binding; remote writes need it writable. */
+	mr = srdma_mr_get(sdev, w->wr.bind.mr_lkey, qp->ibqp.pd,
+			  IB_ACCESS_MW_BIND);
+	if (!mr || !srdma_mr_check(mr, w->wr.bind.addr, w->wr.bind.length) ||
+	    ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	     !(mr->access & IB_ACCESS_LOCAL_WRITE)))
+		goto out;
+
+	spin_lock_bh(&mw->lock);
+	/* A type 2 window is bound once, until invalidated (IBA 10.6.7). */
+	if (mw->rkey == w->wr.bind.mw_rkey &&
+	    (mw->ibmw.type == IB_MW_TYPE_1 || !mw->valid)) {
+		mw->rkey = w->wr.bind.new_rkey;
+		mw->mr_key = mr->ibmr.lkey;
+		mw->va = w->wr.bind.addr;
+		mw->len = w->wr.bind.length;
+		mw->access = access;
+		mw->qpn = mw->ibmw.type == IB_MW_TYPE_2 ? qp->ibqp.qp_num : 0;
+		mw->valid = true;
+		status = IB_WC_SUCCESS;
+	}
+	spin_unlock_bh(&mw->lock);
+out:
+	if (mr)
+		srdma_mr_put(mr);
+	srdma_mw_put(mw);
+	return status;
+}
+
+/**
+ * srdma_mw_invalidate - close type 2 window @rkey
+ * @qp: the QP of a LOCAL_INV WQE, or that a SEND with invalidate came to
+ * @rkey: the window's key
+ * @remote: from a SEND with invalidate: the window must be bound through
+ *	@qp, not only in its PD
+ *
+ * Return: 0, or -EINVAL if @rkey names no valid type 2 window of @qp.
+ */
+int srdma_mw_invalidate(struct srdma_qp *qp, u32 rkey, bool remote)
+{
+	struct srdma_mw *mw = srdma_mw_get(qp_sdev(qp), rkey);
+	int err = -EINVAL;
+
+	if (!mw)
+		return err;
+	spin_lock_bh(&mw->lock);
+	if (mw->valid && mw->rkey == rkey && mw->ibmw.type == IB_MW_TYPE_2 &&
+	    mw->ibmw.pd == qp->ibqp.pd &&
+	    (!remote || mw->qpn == qp->ibqp.qp_num)) {
+		mw->valid = false;
+		err = 0;
+	}
+	spin_unlock_bh(&mw->lock);
+	srdma_mw_put(mw);
+	return err;
+}
+
+/**
+ * srdma_mw_resolve - the MR behind window @rkey for a remote access
+ * @qp: the responder's QP
+ * @rkey: the key the request carries
+ * @va: start of the access
+ * @len: its length
+ * @access: the IB_ACCESS_REMOTE_* flag it needs
+ *
+ * Return: the MR with a reference (srdma_mr_put()), or NULL when no valid
+ * window of @qp's PD (and, for type 2, bound through @qp) with @rkey
+ * grants @access over the whole range.
+ */
+struct srdma_mr *srdma_mw_resolve(struct srdma_qp *qp, u32 rkey, u64 va,
+				  u64 len, int access)
+{
+	struct srdma_dev *sdev = qp_sdev(qp);
+	struct srdma_mw *mw = srdma_mw_get(sdev, rkey);
+	struct srdma_mr *mr;
+	bool ok;
+	u32 mr_key;
+
+	if (!mw)
+		return NULL;
+	spin_lock_bh(&mw->lock);
+	ok = mw->valid && mw->rkey == rkey && mw->ibmw.pd == qp->ibqp.pd &&
+	     (mw->ibmw.type == IB_MW_TYPE_1 || mw->qpn == qp->ibqp.qp_num) &&
+	     (mw->access & access) == access && va >= mw->va &&
+	     len <= mw->len && va - mw->va <= mw->len - len;
+	mr_key = mw->mr_key;
+	spin_unlock_bh(&mw->lock);
+	srdma_mw_put(mw);
+	if (!ok)
+		return NULL;
+
+	mr = srdma_mr_get(sdev, mr_key, qp->ibqp.pd, 0);
+	if (mr && !srdma_mr_check(mr, va, len)) {
+		srdma_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
