@@ -48,7 +48,11 @@ int srdma_dealloc_mw(struct ib_mw *ibmw)
 	return 0;
 }
 
-/* The MW whose table slot @key names, with a reference; any tag. */
+/*
+ * The MW whose table slot @key names, with a reference; any tag: a bind
+ * names its window by the key it was allocated with (type 2 keys change
+ * with binds the provider does not track).
+ */
 static struct srdma_mw *srdma_mw_get(struct srdma_dev *sdev, u32 key)
 {
 	struct srdma_mw *mw;
@@ -105,8 +109,7 @@ u8 srdma_mw_bind(struct srdma_qp *qp, const struct softrdma_send_wqe *w)
 
 	spin_lock_bh(&mw->lock);
 	/* A type 2 window is bound once, until invalidated (IBA 10.6.7). */
-	if (mw->rkey == w->wr.bind.mw_rkey &&
-	    (mw->ibmw.type == IB_MW_TYPE_1 || !mw->valid)) {
+	if (mw->ibmw.type == IB_MW_TYPE_1 || !mw->valid) {
 		mw->rkey = w->wr.bind.new_rkey;
 		mw->mr_key = mr->ibmr.lkey;
 		mw->va = w->wr.bind.addr;

@@ -156,16 +156,16 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 	/* A datagram: its sender, and its GRH first in the buffer. */
 	if (deth) {
 		cqe.src_qp = roce_deth_sqp(deth);
-		cqe.wc_flags |= IB_WC_GRH;
+		cqe.wc_flags |= SOFTRDMA_WC_GRH;
 	}
 	if (imm && !status) {
 		cqe.ex = roce_immdt_get(imm);
-		cqe.wc_flags |= IB_WC_WITH_IMM;
+		cqe.wc_flags |= SOFTRDMA_WC_WITH_IMM;
 	}
 	if (ieth && !status) {
 		/* Host order, as struct ibv_wc's invalidated_rkey. */
 		cqe.ex = (__force __be32)roce_ieth_rkey(ieth);
-		cqe.wc_flags |= IB_WC_WITH_INVALIDATE;
+		cqe.wc_flags |= SOFTRDMA_WC_WITH_INV;
 	}
 	qp->have_rwqe = false;
 	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe,

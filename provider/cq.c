@@ -69,6 +69,10 @@ int srdma_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+_Static_assert(SOFTRDMA_WC_GRH == IBV_WC_GRH, "wc_flags GRH");
+_Static_assert(SOFTRDMA_WC_WITH_IMM == IBV_WC_WITH_IMM, "wc_flags IMM");
+_Static_assert(SOFTRDMA_WC_WITH_INV == IBV_WC_WITH_INV, "wc_flags INV");
+
 static void srdma_cqe_to_wc(const struct softrdma_cqe *cqe, struct ibv_wc *wc)
 {
 	wc->wr_id = cqe->wr_id;
@@ -139,6 +143,7 @@ void srdma_cq_clean(struct srdma_cq *cq, uint32_t qpn)
 	}
 	if (freed) {
 		r->idx += freed;
+		r->peer = prod;		/* what poll may read up to */
 		srdma_ring_cons_publish(r);
 	}
 	pthread_spin_unlock(&r->lock);

@@ -1109,10 +1109,10 @@ static void t_fatal(void)
 
 	desc_init(&d, RPKT_CMP_SWAP, L.qp->qp_num, L.epsn);
 	d.ackreq = true;
-	d.va = (uintptr_t)g.buf[0];
+	d.va = (uintptr_t)g.buf[0] + 4;
 	d.rkey = g.mr[0]->rkey;
 	rpkt_build(&p[0], &d);
-	t_nak("CMP_SWAP (the device has no atomics): NAK invalid request, nothing written",
+	t_nak("CMP_SWAP on an address not 8-byte aligned: NAK invalid request, nothing written",
 	      p, 1, L.epsn, RPKT_SYN_NAK_INV);
 }
 

@@ -72,12 +72,17 @@ struct softrdma_sge {
 	__u32 lkey;
 };
 
+/* softrdma_cqe.wc_flags: libibverbs' IBV_WC_* values, not the kernel's. */
+#define SOFTRDMA_WC_GRH		(1 << 0)
+#define SOFTRDMA_WC_WITH_IMM	(1 << 1)
+#define SOFTRDMA_WC_WITH_INV	(1 << 3)
+
 /* Completion queue entry: the fields of struct ibv_wc that apply. */
 struct softrdma_cqe {
 	__aligned_u64 wr_id;
 	__u8 status;		/* enum ibv_wc_status */
 	__u8 opcode;		/* enum ib_uverbs_wc_opcode (ibv_wc_opcode) */
-	__u16 wc_flags;		/* IBV_WC_* flags */
+	__u16 wc_flags;		/* SOFTRDMA_WC_* */
 	__u32 byte_len;
 	__be32 ex;		/* immediate data (network order), or the
 				 * invalidated rkey (host order, as ibv_wc) */
@@ -124,7 +129,7 @@ struct softrdma_send_wqe {
 			__aligned_u64 addr;
 			__aligned_u64 length;
 			__u32 mr_lkey;
-			__u32 mw_rkey;		/* the MW's key now */
+			__u32 mw_rkey;		/* a key of the MW (its slot) */
 			__u32 new_rkey;		/* its key once bound */
 			__u32 access;		/* IB_ACCESS_REMOTE_* */
 		} bind;
