@@ -47,6 +47,57 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 }
 
+/*
+ * A new ring, with the CQEs not yet polled moved to its start. The
+ * provider holds its poll lock across the command, so nothing is polled
+ * from the old ring once they are copied, and then maps the new ring.
+ * Fewer slots than unpolled CQEs: -EINVAL, the CQ unchanged.
+ */
+int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct softrdma_resize_cq_resp resp = {};
+	struct srdma_ucontext *uctx;
+	struct srdma_ring new, old;
+	u32 used, cons, i;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe > SRDMA_MAX_CQE || udata->outlen < sizeof(resp))
+		return -EINVAL;
+	uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext, ibuc);
+	err = srdma_ring_alloc(&new, &uctx->ibuc, roundup_pow_of_two(cqe),
+			       sizeof(struct softrdma_cqe));
+	if (err)
+		return err;
+
+	spin_lock_irq(&cq->lock);
+	cons = smp_load_acquire(&cq->ring.hdr->consumer);
+	used = cq->ring.idx - cons;
+	if (used > cq->ring.num_slots || used > new.num_slots) {
+		spin_unlock_irq(&cq->lock);
+		srdma_ring_free(&new);
+		return -EINVAL;
+	}
+	for (i = 0; i < used; i++)
+		memcpy(srdma_ring_slot(&new, i),
+		       srdma_ring_slot(&cq->ring, cons + i),
+		       sizeof(struct softrdma_cqe));
+	new.idx = used;
+	smp_store_release(&new.hdr->producer, used);
+	old = cq->ring;
+	cq->ring = new;
+	cq->overflow = false;
+	ibcq->cqe = new.num_slots;
+	spin_unlock_irq(&cq->lock);
+
+	/* A mapping of the old ring lives on until the provider drops it. */
+	srdma_ring_free(&old);
+	srdma_ring_info(&cq->ring, &resp.cq);
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
 int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	/* The core only destroys a CQ no QP uses: nothing can post now. */

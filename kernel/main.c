@@ -123,6 +123,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.reg_user_mr = srdma_reg_user_mr,
 	.rereg_user_mr = srdma_rereg_user_mr,
 	.req_notify_cq = srdma_req_notify_cq,
+	.resize_cq = srdma_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, srdma_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, srdma_cq, ibcq),

@@ -525,6 +525,7 @@ struct srdma_mr *srdma_mw_resolve(struct srdma_qp *qp, u32 rkey, u64 va,
 /* cq.c */
 int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
+int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int srdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int srdma_cq_post(struct srdma_cq *cq, const struct softrdma_cqe *cqe,

@@ -22,6 +22,7 @@ static void srdma_free_context(struct ibv_context *ibctx)
  */
 static const struct verbs_context_ops srdma_context_ops = {
 	.alloc_mw		= srdma_alloc_mw,
+	.alloc_parent_domain	= srdma_alloc_parent_domain,
 	.alloc_pd		= srdma_alloc_pd,
 	.bind_mw		= srdma_bind_mw,
 	.create_ah		= srdma_create_ah,
@@ -49,6 +50,7 @@ static const struct verbs_context_ops srdma_context_ops = {
 	.reg_mr			= srdma_reg_mr,
 	.req_notify_cq		= srdma_req_notify_cq,
 	.rereg_mr		= srdma_rereg_mr,
+	.resize_cq		= srdma_resize_cq,
 };
 
 struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,

@@ -54,6 +54,37 @@ err_free:
 	return NULL;
 }
 
+struct srdma_resize_cq_resp {
+	struct ib_uverbs_resize_cq_resp core;
+	struct softrdma_resize_cq_resp drv;
+};
+
+_Static_assert(offsetof(struct srdma_resize_cq_resp, drv) ==
+	       sizeof(struct ib_uverbs_resize_cq_resp), "resize_cq resp");
+
+/*
+ * The kernel moves the unpolled CQEs to a new ring; no poll may run
+ * between that and our switch to it, so the poll lock is held across.
+ */
+int srdma_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct srdma_resize_cq_resp resp = {};
+	struct ibv_resize_cq cmd;
+	int ret;
+
+	pthread_spin_lock(&cq->ring.lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.core,
+				sizeof(resp));
+	if (!ret)
+		ret = srdma_ring_remap(&cq->ring, &resp.drv.cq,
+				       sizeof(struct softrdma_cqe),
+				       ibcq->context->cmd_fd,
+				       SRDMA_RING_CONSUMER);
+	pthread_spin_unlock(&cq->ring.lock);
+	return ret;
+}
+
 int srdma_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct srdma_cq *cq = to_scq(ibcq);

@@ -57,6 +57,28 @@ int srdma_ring_map(struct srdma_ring *r, const struct softrdma_ring_info *info,
 	return 0;
 }
 
+/*
+ * Move @r to the ring @info describes and unmap the old one; the caller
+ * holds r->lock, which stays. Return: 0, or an errno with @r unchanged.
+ */
+int srdma_ring_remap(struct srdma_ring *r, const struct softrdma_ring_info *info,
+		     size_t min_slot_size, int cmd_fd,
+		     enum srdma_ring_side side)
+{
+	void *base;
+
+	if (!srdma_ring_info_ok(info, min_slot_size))
+		return EINVAL;
+	base = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    cmd_fd, info->mmap_offset);
+	if (base == MAP_FAILED)
+		return errno;
+	munmap(r->hdr, r->map_size);
+	r->map_size = info->mmap_size;
+	srdma_ring_attach(r, base, info->num_slots, info->slot_size, side);
+	return 0;
+}
+
 void srdma_ring_unmap(struct srdma_ring *r)
 {
 	if (!r->hdr)

@@ -130,6 +130,9 @@ static inline void srdma_ring_advance(struct srdma_ring *r)
 /* ring.c */
 int srdma_ring_map(struct srdma_ring *r, const struct softrdma_ring_info *info,
 		   size_t min_slot_size, int cmd_fd, enum srdma_ring_side side);
+int srdma_ring_remap(struct srdma_ring *r, const struct softrdma_ring_info *info,
+		     size_t min_slot_size, int cmd_fd,
+		     enum srdma_ring_side side);
 void srdma_ring_unmap(struct srdma_ring *r);
 
 #endif /* SOFTRDMA_RING_H */

@@ -25,6 +25,12 @@ struct srdma_context {
 	struct verbs_context vctx;
 };
 
+struct srdma_pd {
+	struct ibv_pd ibpd;
+	struct ibv_pd *protection_domain;	/* set: a parent domain of it */
+	void *pd_context;			/* a parent domain's */
+};
+
 struct srdma_cq {
 	struct verbs_cq vcq;
 	struct srdma_ring ring;		/* kernel produces, poll_cq consumes */
@@ -56,6 +62,11 @@ static inline struct srdma_device *to_sdev(struct ibv_device *ibdev)
 static inline struct srdma_context *to_sctx(struct ibv_context *ibctx)
 {
 	return srdma_container_of(ibctx, struct srdma_context, vctx.context);
+}
+
+static inline struct srdma_pd *to_spd(struct ibv_pd *ibpd)
+{
+	return srdma_container_of(ibpd, struct srdma_pd, ibpd);
 }
 
 static inline struct srdma_cq *to_scq(struct ibv_cq *ibcq)
@@ -90,6 +101,8 @@ int srdma_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *srdma_alloc_pd(struct ibv_context *ibctx);
 int srdma_dealloc_pd(struct ibv_pd *pd);
+struct ibv_pd *srdma_alloc_parent_domain(struct ibv_context *ibctx,
+					 struct ibv_parent_domain_init_attr *attr);
 
 /* mr.c */
 struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
@@ -106,6 +119,7 @@ int srdma_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 struct ibv_cq *srdma_create_cq(struct ibv_context *ibctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector);
+int srdma_resize_cq(struct ibv_cq *ibcq, int cqe);
 int srdma_destroy_cq(struct ibv_cq *ibcq);
 int srdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int srdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Control verbs that are plain uverbs commands with no driver data:
- * device and port queries, protection domains.
+ * device and port queries, protection domains and parent domains.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -48,28 +49,63 @@ struct ibv_pd *srdma_alloc_pd(struct ibv_context *ibctx)
 {
 	struct ib_uverbs_alloc_pd_resp resp = {};
 	struct ibv_alloc_pd cmd;
-	struct ibv_pd *pd;
+	struct srdma_pd *pd;
 
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
 
-	if (ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd),
+	if (ibv_cmd_alloc_pd(ibctx, &pd->ibpd, &cmd, sizeof(cmd),
 			     &resp, sizeof(resp))) {
 		free(pd);
 		return NULL;
 	}
-	return pd;
+	return &pd->ibpd;
 }
 
-int srdma_dealloc_pd(struct ibv_pd *pd)
+/*
+ * A parent domain is its PD under another name: same handle, so every
+ * command made with it acts on that PD. Our queue buffers are kernel
+ * memory mapped into the process, so custom allocators have nothing to
+ * allocate; they are accepted and kept. Thread domains do not exist here.
+ */
+struct ibv_pd *srdma_alloc_parent_domain(struct ibv_context *ibctx,
+					 struct ibv_parent_domain_init_attr *attr)
 {
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct srdma_pd *pd;
+
+	if (!attr->pd || attr->pd->context != ibctx ||
+	    to_spd(attr->pd)->protection_domain) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->td || (attr->comp_mask & ~known)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->ibpd.context = ibctx;
+	pd->ibpd.handle = attr->pd->handle;
+	pd->protection_domain = attr->pd;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	return &pd->ibpd;
+}
+
+int srdma_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct srdma_pd *pd = to_spd(ibpd);
 	int ret;
 
-	ret = ibv_cmd_dealloc_pd(pd);
-	if (ret)
-		return ret;
-
+	if (!pd->protection_domain) {
+		ret = ibv_cmd_dealloc_pd(ibpd);
+		if (ret)
+			return ret;
+	}
 	free(pd);
 	return 0;
 }

@@ -328,6 +328,11 @@ struct ibv_create_cq {
 	struct ib_uverbs_create_cq core;
 };
 
+struct ibv_resize_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_resize_cq core;
+};
+
 struct ibv_create_qp {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_create_qp core;
@@ -434,6 +439,10 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/* Sets cq->cqe from the response. */
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
+		      size_t resp_size);
 
 /* Writes the granted capabilities back to attr->cap. */
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
@@ -499,6 +508,7 @@ VERBS_ASSERT_OFF(struct verbs_device, sysfs, 696);
 
 VERBS_ASSERT_SIZE(struct verbs_context_ops, 76 * sizeof(void *));
 VERBS_ASSERT_OP(alloc_mw, 2);
+VERBS_ASSERT_OP(alloc_parent_domain, 4);
 VERBS_ASSERT_OP(alloc_pd, 5);
 VERBS_ASSERT_OP(attach_mcast, 9);
 VERBS_ASSERT_OP(bind_mw, 10);

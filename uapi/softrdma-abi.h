@@ -151,6 +151,11 @@ struct softrdma_create_cq_resp {
 	struct softrdma_ring_info cq;
 };
 
+/* After resize_cq: the new ring; the old one is to be unmapped. */
+struct softrdma_resize_cq_resp {
+	struct softrdma_ring_info cq;
+};
+
 struct softrdma_create_qp_resp {
 	struct softrdma_ring_info sq;	/* num_slots 0: no SQ */
 	struct softrdma_ring_info rq;	/* num_slots 0: SRQ or no RQ */
