@@ -31,30 +31,40 @@ static int srdma_ring_info_ok(const struct softrdma_ring_info *info,
 	return info->mmap_size >= need && info->mmap_size <= SIZE_MAX;
 }
 
-int srdma_ring_map(struct srdma_ring *r, const struct softrdma_ring_info *info,
-		   size_t min_slot_size, int cmd_fd, enum srdma_ring_side side)
+/* Map the ring @info describes over @r's mapping, if any (hdr NULL). */
+static int srdma_ring_mmap(struct srdma_ring *r,
+			   const struct softrdma_ring_info *info,
+			   size_t min_slot_size, int cmd_fd,
+			   enum srdma_ring_side side)
 {
 	void *base;
-	int ret;
 
-	memset(r, 0, sizeof(*r));
 	if (!srdma_ring_info_ok(info, min_slot_size))
 		return EINVAL;
-
 	base = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		    cmd_fd, info->mmap_offset);
 	if (base == MAP_FAILED)
 		return errno;
-
-	ret = pthread_spin_init(&r->lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret) {
-		munmap(base, info->mmap_size);
-		return ret;
-	}
-
+	if (r->hdr)
+		munmap(r->hdr, r->map_size);
 	r->map_size = info->mmap_size;
 	srdma_ring_attach(r, base, info->num_slots, info->slot_size, side);
 	return 0;
+}
+
+int srdma_ring_map(struct srdma_ring *r, const struct softrdma_ring_info *info,
+		   size_t min_slot_size, int cmd_fd, enum srdma_ring_side side)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = pthread_spin_init(&r->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		return ret;
+	ret = srdma_ring_mmap(r, info, min_slot_size, cmd_fd, side);
+	if (ret)
+		pthread_spin_destroy(&r->lock);
+	return ret;
 }
 
 /*
@@ -65,18 +75,7 @@ int srdma_ring_remap(struct srdma_ring *r, const struct softrdma_ring_info *info
 		     size_t min_slot_size, int cmd_fd,
 		     enum srdma_ring_side side)
 {
-	void *base;
-
-	if (!srdma_ring_info_ok(info, min_slot_size))
-		return EINVAL;
-	base = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    cmd_fd, info->mmap_offset);
-	if (base == MAP_FAILED)
-		return errno;
-	munmap(r->hdr, r->map_size);
-	r->map_size = info->mmap_size;
-	srdma_ring_attach(r, base, info->num_slots, info->slot_size, side);
-	return 0;
+	return srdma_ring_mmap(r, info, min_slot_size, cmd_fd, side);
 }
 
 void srdma_ring_unmap(struct srdma_ring *r)

@@ -94,26 +94,15 @@ static void t_keep(void)
 	ktap_result(ok, "the unpolled completions survive the resize, in order");
 	ok = ok && writes(&a, 6, 40) && drain(a.cq, 6, 40);
 	ktap_result(ok, "the resized CQ takes 40 completions where 8 fitted before");
-	ep_close(&a);
-	ep_close(&b);
+	pair_close(&a, &b);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: %s IBDEV [GID_INDEX]\n", argv[0]);
+	if (!loop_open(argc, argv, 4))
 		return KSFT_FAIL;
-	}
-	gid_index = argc > 2 ? atoi(argv[2]) : 1;
-	ktap_plan(4);
-	ctx = open_by_name(argv[1]);
-	if (!ctx || ibv_query_gid(ctx, 1, gid_index, &gid)) {
-		ktap_print("cannot open %s GID %d", argv[1], gid_index);
-		return KSFT_FAIL;
-	}
-	pd = ibv_alloc_pd(ctx);
 	buf = aligned_alloc(4096, BUF_SIZE);
-	if (!pd || !buf)
+	if (!buf)
 		return KSFT_FAIL;
 	mr = ibv_reg_mr(pd, buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE);

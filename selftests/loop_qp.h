@@ -10,11 +10,14 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "verbs_util.h"
 
 #ifndef LOOP_WAIT_MS
 #define LOOP_WAIT_MS	10000	/* for one completion */
@@ -69,6 +72,12 @@ static inline void ep_close(struct ep *e)
 	if (e->cq)
 		ibv_destroy_cq(e->cq);
 	memset(e, 0, sizeof(*e));
+}
+
+static inline void pair_close(struct ep *a, struct ep *b)
+{
+	ep_close(a);
+	ep_close(b);
 }
 
 /* RESET -> INIT -> RTR -> RTS, connected to @peer on this device. */
@@ -197,6 +206,27 @@ static inline int qp_state(struct ibv_qp *qp)
 	struct ibv_qp_attr a;
 
 	return ibv_query_qp(qp, &a, IBV_QP_STATE, &init) ? -1 : (int)a.qp_state;
+}
+
+/*
+ * The start of a loopback test program: "usage: PROG IBDEV [GID_INDEX]",
+ * the TAP plan, then ctx, gid and pd. Return: false after saying why.
+ */
+static inline bool loop_open(int argc, char **argv, int plan)
+{
+	if (argc < 2 || argc > 3) {
+		fprintf(stderr, "usage: %s IBDEV [GID_INDEX]\n", argv[0]);
+		return false;
+	}
+	gid_index = argc > 2 ? atoi(argv[2]) : 1;
+	ktap_plan(plan);
+	ctx = open_by_name(argv[1]);
+	if (!ctx || ibv_query_gid(ctx, 1, gid_index, &gid)) {
+		ktap_print("cannot open %s GID %d", argv[1], gid_index);
+		return false;
+	}
+	pd = ibv_alloc_pd(ctx);
+	return ktap_expect(pd, "alloc_pd: %s", strerror(errno));
 }
 
 #endif /* SRDMA_LOOP_QP_H */

@@ -55,8 +55,7 @@ static bool one_atomic(enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
 		ok = ktap_expect(!ret, "post: %s", strerror(ret)) &&
 		     wc_ok(a.cq, 7, status);
 	}
-	ep_close(&a);
-	ep_close(&b);
+	pair_close(&a, &b);
 	return ok;
 }
 
@@ -151,8 +150,7 @@ static void t_concurrent(void)
 			seen[result[i]] = 1;
 	}
 	for (i = 0; i < NPAIRS; i++) {
-		ep_close(&a[i]);
-		ep_close(&b[i]);
+		pair_close(&a[i], &b[i]);
 	}
 	free(seen);
 	ktap_result(ok, "FETCH_AND_ADDs of 4 QPs on one word are atomic: each old value returned once");
@@ -187,27 +185,16 @@ int main(int argc, char **argv)
 	struct ibv_device_attr dev;
 	void *plain;
 
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: %s IBDEV [GID_INDEX]\n", argv[0]);
+	if (!loop_open(argc, argv, 7) || ibv_query_device(ctx, &dev))
 		return KSFT_FAIL;
-	}
-	gid_index = argc > 2 ? atoi(argv[2]) : 1;
-	ktap_plan(7);
-	ctx = open_by_name(argv[1]);
-	if (!ctx || ibv_query_device(ctx, &dev) ||
-	    ibv_query_gid(ctx, 1, gid_index, &gid)) {
-		ktap_print("cannot open %s GID %d", argv[1], gid_index);
-		return KSFT_FAIL;
-	}
 	if (dev.atomic_cap == IBV_ATOMIC_NONE) {
 		ktap_print("%s has no atomics", argv[1]);
 		return KSFT_FAIL;
 	}
-	pd = ibv_alloc_pd(ctx);
 	target = aligned_alloc(4096, 4096);
 	result = aligned_alloc(4096, NPAIRS * NADDS * 8);
 	plain = calloc(1, 4096);
-	if (!pd || !target || !result || !plain)
+	if (!target || !result || !plain)
 		return KSFT_FAIL;
 	target_mr = ibv_reg_mr(pd, target, 4096, IBV_ACCESS_LOCAL_WRITE |
 			       IBV_ACCESS_REMOTE_ATOMIC);

@@ -113,10 +113,8 @@ static void t_type1(void)
 	     wc_ok(d.cq, 3, IBV_WC_SUCCESS) &&
 	     write_refused(&c, old, WIN_OFF);
 	ktap_result(ok, "type 1: after a zero-length rebind the old key is refused");
-	ep_close(&a);
-	ep_close(&b);
-	ep_close(&c);
-	ep_close(&d);
+	pair_close(&a, &b);
+	pair_close(&c, &d);
 	if (mw)
 		ibv_dealloc_mw(mw);
 }
@@ -161,10 +159,8 @@ static void t_type2_invalidate(int how)
 	     write_ok(&c, rkey, WIN_OFF);
 	ktap_result(ok, how ? "type 2: SEND with invalidate closes the window, it binds again" :
 			      "type 2: LOCAL_INV closes the window, it binds again");
-	ep_close(&a);
-	ep_close(&b);
-	ep_close(&c);
-	ep_close(&d);
+	pair_close(&a, &b);
+	pair_close(&c, &d);
 	if (mw)
 		ibv_dealloc_mw(mw);
 }
@@ -183,10 +179,8 @@ static void t_type2_qp(void)
 	     write_refused(&c, rkey, WIN_OFF) &&
 	     bind2(&b, mw, &again, IBV_WC_MW_BIND_ERR);
 	ktap_result(ok, "type 2: another QP is refused, a second bind fails with MW_BIND_ERR");
-	ep_close(&a);
-	ep_close(&b);
-	ep_close(&c);
-	ep_close(&d);
+	pair_close(&a, &b);
+	pair_close(&c, &d);
 	if (mw)
 		ibv_dealloc_mw(mw);
 }
@@ -225,12 +219,10 @@ static void t_gone(void)
 	mw = NULL;
 	ok = ok && write_refused(&a, rkey, WIN_OFF) && pair_open(&c, &d, 64);
 	ktap_result(ok, "a deallocated window refuses access");
-	ep_close(&a);
-	ep_close(&b);
+	pair_close(&a, &b);
 	ok = ok && write_refused(&c, rkey2, WIN_OFF);
 	ktap_result(ok, "a window whose MR was deregistered refuses access");
-	ep_close(&c);
-	ep_close(&d);
+	pair_close(&c, &d);
 	if (mr)
 		ibv_dereg_mr(mr);
 	if (mw)
@@ -273,8 +265,7 @@ static void t_refused(void)
 		     wc_ok(b.cq, 1, IBV_WC_MW_BIND_ERR);
 	}
 	ktap_result(ok, "type 3, a bind through the wrong verb and one on an MR without MW_BIND are refused");
-	ep_close(&a);
-	ep_close(&b);
+	pair_close(&a, &b);
 	if (bad_type)
 		ibv_dealloc_mw(bad_type);
 	if (mw1)
@@ -287,26 +278,15 @@ int main(int argc, char **argv)
 {
 	struct ibv_device_attr dev;
 
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: %s IBDEV [GID_INDEX]\n", argv[0]);
+	if (!loop_open(argc, argv, 8) || ibv_query_device(ctx, &dev))
 		return KSFT_FAIL;
-	}
-	gid_index = argc > 2 ? atoi(argv[2]) : 1;
-	ktap_plan(8);
-	ctx = open_by_name(argv[1]);
-	if (!ctx || ibv_query_device(ctx, &dev) ||
-	    ibv_query_gid(ctx, 1, gid_index, &gid)) {
-		ktap_print("cannot open %s GID %d", argv[1], gid_index);
-		return KSFT_FAIL;
-	}
 	if (!(dev.device_cap_flags & IBV_DEVICE_MEM_WINDOW) || !dev.max_mw) {
 		ktap_print("%s reports no memory windows", argv[1]);
 		return KSFT_FAIL;
 	}
-	pd = ibv_alloc_pd(ctx);
 	src = aligned_alloc(4096, BUF_SIZE);
 	dst = aligned_alloc(4096, BUF_SIZE);
-	if (!pd || !src || !dst)
+	if (!src || !dst)
 		return KSFT_FAIL;
 	src_mr = ibv_reg_mr(pd, src, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
 	dst_mr = ibv_reg_mr(pd, dst, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |

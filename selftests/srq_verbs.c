@@ -115,10 +115,8 @@ static void t_shared(void)
 		ok = send_one(&a1, 10 + i) && recv_one(&b1, 10 + i) &&
 		     send_one(&a2, 20 + i) && recv_one(&b2, 20 + i);
 	ep_srq = NULL;
-	ep_close(&a1);
-	ep_close(&b1);
-	ep_close(&a2);
-	ep_close(&b2);
+	pair_close(&a1, &b1);
+	pair_close(&a2, &b2);
 	if (srq)
 		ibv_destroy_srq(srq);
 	ktap_result(ok, "two QPs take their receives off one SRQ");
@@ -146,8 +144,7 @@ static void t_limit(void)
 	     ktap_expect(!ibv_query_srq(srq, &attr) && !attr.srq_limit,
 			 "still armed: limit %u", attr.srq_limit);
 	ep_srq = NULL;
-	ep_close(&a);
-	ep_close(&b);
+	pair_close(&a, &b);
 	if (srq)
 		ibv_destroy_srq(srq);
 	ktap_result(ok, "the SRQ limit event fires below the armed limit and disarms it");
@@ -197,10 +194,8 @@ static void t_qp_error(void)
 	     send_one(&a2, 30) && recv_one(&b2, 30) &&
 	     send_one(&a2, 31) && recv_one(&b2, 31);
 	ep_srq = NULL;
-	ep_close(&a1);
-	ep_close(&b1);
-	ep_close(&a2);
-	ep_close(&b2);
+	pair_close(&a1, &b1);
+	pair_close(&a2, &b2);
 	if (srq)
 		ibv_destroy_srq(srq);
 	ktap_result(ok, "a QP of an SRQ in ERR raises LAST_WQE_REACHED, the SRQ's WQEs stay");
@@ -208,21 +203,10 @@ static void t_qp_error(void)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: %s IBDEV [GID_INDEX]\n", argv[0]);
+	if (!loop_open(argc, argv, 4) || ibv_query_device(ctx, &dev))
 		return KSFT_FAIL;
-	}
-	gid_index = argc > 2 ? atoi(argv[2]) : 1;
-	ktap_plan(4);
-	ctx = open_by_name(argv[1]);
-	if (!ctx || ibv_query_device(ctx, &dev) ||
-	    ibv_query_gid(ctx, 1, gid_index, &gid)) {
-		ktap_print("cannot open %s GID %d", argv[1], gid_index);
-		return KSFT_FAIL;
-	}
-	pd = ibv_alloc_pd(ctx);
 	buf = aligned_alloc(4096, SLOT * (NSLOTS + 1));
-	if (!pd || !buf)
+	if (!buf)
 		return KSFT_FAIL;
 	mr = ibv_reg_mr(pd, buf, SLOT * (NSLOTS + 1), IBV_ACCESS_LOCAL_WRITE);
 	if (!mr) {

@@ -232,22 +232,11 @@ int main(int argc, char **argv)
 		.grh = { .hop_limit = 64 },
 	};
 
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: %s IBDEV [GID_INDEX]\n", argv[0]);
+	if (!loop_open(argc, argv, 8) || ibv_query_port(ctx, 1, &port))
 		return KSFT_FAIL;
-	}
-	gid_index = argc > 2 ? atoi(argv[2]) : 1;
-	ktap_plan(8);
-	ctx = open_by_name(argv[1]);
-	if (!ctx || ibv_query_port(ctx, 1, &port) ||
-	    ibv_query_gid(ctx, 1, gid_index, &gid)) {
-		ktap_print("cannot open %s port 1 GID %d", argv[1], gid_index);
-		return KSFT_FAIL;
-	}
 	mtu = 128u << port.active_mtu;
-	pd = ibv_alloc_pd(ctx);
 	buf = aligned_alloc(4096, BUF_SIZE);
-	if (!pd || !buf)
+	if (!buf)
 		return KSFT_FAIL;
 	mr = ibv_reg_mr(pd, buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
 	attr.grh.dgid = gid;
