@@ -7,52 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "send.h"
 #include "softrdma.h"
-
-/* WQE SGEs are struct ibv_sge, so SGE lists are copied in one go. */
-_Static_assert(sizeof(struct softrdma_sge) == sizeof(struct ibv_sge),
-	       "sge size");
-_Static_assert(offsetof(struct softrdma_sge, addr) ==
-	       offsetof(struct ibv_sge, addr), "sge addr");
-_Static_assert(offsetof(struct softrdma_sge, length) ==
-	       offsetof(struct ibv_sge, length), "sge length");
-_Static_assert(offsetof(struct softrdma_sge, lkey) ==
-	       offsetof(struct ibv_sge, lkey), "sge lkey");
-
-#define SRDMA_OP(op)	(1u << IBV_WR_##op)
-
-/* What each QP type may post; anything else is EINVAL. */
-static const uint32_t srdma_qpt_ops[] = {
-	[IBV_QPT_RC] = SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM) |
-		       SRDMA_OP(SEND_WITH_INV) | SRDMA_OP(RDMA_WRITE) |
-		       SRDMA_OP(RDMA_WRITE_WITH_IMM) | SRDMA_OP(RDMA_READ) |
-		       SRDMA_OP(ATOMIC_CMP_AND_SWP) |
-		       SRDMA_OP(ATOMIC_FETCH_AND_ADD) | SRDMA_OP(LOCAL_INV) |
-		       SRDMA_OP(BIND_MW),
-	[IBV_QPT_UC] = SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM) |
-		       SRDMA_OP(RDMA_WRITE) | SRDMA_OP(RDMA_WRITE_WITH_IMM) |
-		       SRDMA_OP(LOCAL_INV) | SRDMA_OP(BIND_MW),
-	[IBV_QPT_UD] = SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM),
-};
-
-/* Only operations that carry our payload out can take it inline. */
-#define SRDMA_INLINE_OPS	(SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM) | \
-				 SRDMA_OP(SEND_WITH_INV) | \
-				 SRDMA_OP(RDMA_WRITE) | \
-				 SRDMA_OP(RDMA_WRITE_WITH_IMM))
-
-#define SRDMA_EX_OPS		(SRDMA_OP(SEND_WITH_IMM) | \
-				 SRDMA_OP(RDMA_WRITE_WITH_IMM) | \
-				 SRDMA_OP(SEND_WITH_INV) | SRDMA_OP(LOCAL_INV))
-
-#define SRDMA_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-static uint32_t srdma_send_ops(enum ibv_qp_type type)
-{
-	if ((unsigned int)type >= SRDMA_ARRAY_SIZE(srdma_qpt_ops))
-		return 0;
-	return srdma_qpt_ops[type];
-}
 
 /* Total inline payload; num_sge is already known to be in range. */
 static uint64_t srdma_inline_len(const struct ibv_send_wr *wr)
@@ -76,12 +32,12 @@ static int srdma_check_send_wr(const struct srdma_qp *qp, uint32_t ops,
 {
 	uint32_t op = (uint32_t)wr->opcode;
 
-	if (op >= 32 || !(ops & (1u << op)))
+	if (!srdma_op_in(ops, op))
 		return EINVAL;
 	if ((uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		if (!(SRDMA_INLINE_OPS & (1u << op)))
+		if (!srdma_op_in(SRDMA_INLINE_OPS, op))
 			return EINVAL;
 		if (srdma_inline_len(wr) > qp->cap.max_inline_data)
 			return EINVAL;
@@ -99,72 +55,52 @@ static void srdma_write_send_wqe(void *slot, const struct srdma_qp *qp,
 				 const struct ibv_send_wr *wr)
 {
 	uint32_t op = (uint32_t)wr->opcode;
-	uint8_t *payload = (uint8_t *)slot + sizeof(struct softrdma_send_wqe);
-	struct softrdma_send_wqe wqe = {
-		.wr_id = wr->wr_id,
-		.opcode = op,
-		.send_flags = wr->send_flags,
-	};
+	struct softrdma_send_wqe *wqe;
 	int i;
 
+	wqe = srdma_wqe_start(slot, wr->wr_id, op, wr->send_flags);
 	/* Bit for bit, like ibv_send_wr: imm (big endian) or rkey. */
-	if (SRDMA_EX_OPS & (1u << op))
-		wqe.ex = wr->imm_data;
+	if (srdma_op_in(SRDMA_EX_OPS, op))
+		wqe->ex = wr->imm_data;
 
-	if (wr->opcode == IBV_WR_BIND_MW) {
-		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
-
-		wqe.wr.bind.addr = bi->addr;
-		wqe.wr.bind.length = bi->length;
-		wqe.wr.bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
-		wqe.wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
-		wqe.wr.bind.new_rkey = wr->bind_mw.rkey;
-		wqe.wr.bind.access = bi->mw_access_flags;
-	}
-	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
-		wqe.wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
-		wqe.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
-		wqe.wr.ud.ah_num = to_sah(wr->wr.ud.ah)->ah_num;
-	}
+	if (wr->opcode == IBV_WR_BIND_MW)
+		srdma_wqe_set_bind(wqe, wr->bind_mw.mw->rkey, wr->bind_mw.rkey,
+				   &wr->bind_mw.bind_info);
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
+		srdma_wqe_set_ud(wqe, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+				 wr->wr.ud.remote_qkey);
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
-		wqe.wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
-		wqe.wr.rdma.rkey = wr->wr.rdma.rkey;
+		srdma_wqe_set_rdma(wqe, wr->wr.rdma.remote_addr,
+				   wr->wr.rdma.rkey);
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		wqe.wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
-		wqe.wr.atomic.compare_add = wr->wr.atomic.compare_add;
-		wqe.wr.atomic.swap = wr->wr.atomic.swap;
-		wqe.wr.atomic.rkey = wr->wr.atomic.rkey;
+		srdma_wqe_set_atomic(wqe, wr->wr.atomic.remote_addr,
+				     wr->wr.atomic.compare_add,
+				     wr->wr.atomic.swap, wr->wr.atomic.rkey);
 		break;
 	default:
 		break;
 	}
 
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		/* The data is copied now: the caller may reuse it at once. */
-		for (i = 0; i < wr->num_sge; i++) {
-			memcpy(payload + wqe.inline_len,
-			       (const void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
-			wqe.inline_len += wr->sg_list[i].length;
-		}
+		for (i = 0; i < wr->num_sge; i++)
+			srdma_wqe_add_inline(wqe,
+				(const void *)(uintptr_t)wr->sg_list[i].addr,
+				wr->sg_list[i].length);
 	} else {
-		wqe.num_sge = wr->num_sge;
-		memcpy(payload, wr->sg_list,
-		       (size_t)wr->num_sge * sizeof(struct softrdma_sge));
+		srdma_wqe_set_sges(wqe, wr->sg_list, wr->num_sge);
 	}
-	memcpy(slot, &wqe, sizeof(wqe));
 }
 
 /*
  * The SQ doorbell: a POST_SEND write with no WRs in it, which the kernel
  * takes as "the SQ producer index moved".
  */
-static int srdma_sq_doorbell(struct ibv_qp *ibqp)
+int srdma_sq_doorbell(struct ibv_qp *ibqp)
 {
 	struct ib_uverbs_post_send_resp resp;
 	struct ibv_post_send cmd = {
@@ -194,21 +130,13 @@ static int srdma_post_send_mw(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 {
 	struct srdma_qp *qp = to_sqp(ibqp);
 	struct srdma_ring *sq = &qp->sq;
-	uint32_t ops = srdma_send_ops(ibqp->qp_type);
+	uint32_t ops = srdma_qp_send_ops(ibqp->qp_type);
 	struct ibv_send_wr *first = wr;
 	int posted = 0;
 	void *slot;
 	int ret = 0;
 
-	/*
-	 * Sends need RTS or later. Checked here, not only by the doorbell:
-	 * a WQE left in the ring would run once the QP got to RTS, although
-	 * its post had failed. libibverbs tracks the state across our
-	 * modify_qp; on its own the kernel only moves a QP to an error
-	 * state, where posts are allowed (and flushed).
-	 */
-	if (!sq->hdr || ibqp->state == IBV_QPS_RESET ||
-	    ibqp->state == IBV_QPS_INIT || ibqp->state == IBV_QPS_RTR) {
+	if (!srdma_sq_open(qp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
