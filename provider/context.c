@@ -28,6 +28,7 @@ static const struct verbs_context_ops srdma_context_ops = {
 	.create_ah		= srdma_create_ah,
 	.create_cq		= srdma_create_cq,
 	.create_qp		= srdma_create_qp,
+	.create_qp_ex		= srdma_create_qp_ex,
 	.create_srq		= srdma_create_srq,
 	.dealloc_mw		= srdma_dealloc_mw,
 	.dealloc_pd		= srdma_dealloc_pd,

@@ -8,15 +8,18 @@
 
 #include "softrdma.h"
 
-/* Our driver data follows the core response with nothing in between. */
+/*
+ * Our driver data follows the core response with nothing in between. Both
+ * create verbs use the extended command, whose core response is longer.
+ */
 struct srdma_create_qp_resp {
-	struct ib_uverbs_create_qp_resp core;
+	struct ib_uverbs_ex_create_qp_resp core;
 	struct softrdma_create_qp_resp drv;
 };
 
 _Static_assert(offsetof(struct srdma_create_qp_resp, drv) ==
-	       sizeof(struct ib_uverbs_create_qp_resp), "create_qp resp");
-_Static_assert(sizeof(struct srdma_create_qp_resp) == 80, "create_qp resp");
+	       sizeof(struct ib_uverbs_ex_create_qp_resp), "create_qp resp");
+_Static_assert(sizeof(struct srdma_create_qp_resp) == 88, "create_qp resp");
 
 static size_t srdma_max(size_t a, size_t b)
 {
@@ -73,11 +76,12 @@ static int srdma_map_rings(struct srdma_qp *qp,
 	return ret;
 }
 
-struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
-			       struct ibv_qp_init_attr *attr)
+/* Both create verbs come here, ibv_create_qp() as a PD-only attr_ex. */
+static struct srdma_qp *srdma_qp_create(struct ibv_context *ibctx,
+					struct ibv_qp_init_attr_ex *attr)
 {
 	struct srdma_create_qp_resp resp = {};
-	struct ibv_create_qp cmd = {};
+	struct ibv_create_qp_ex cmd = {};
 	struct srdma_qp *qp;
 	int ret;
 
@@ -96,8 +100,8 @@ struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
 	if (!qp)
 		return NULL;
 
-	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
-				&resp.core, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+				    &resp.core, sizeof(resp));
 	if (ret)
 		goto err_free;
 
@@ -108,11 +112,11 @@ struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
 	qp->cap = attr->cap;
 
 	ret = srdma_map_rings(qp, &resp.drv, attr->srq != NULL,
-			      pd->context->cmd_fd);
+			      ibctx->cmd_fd);
 	if (ret)
 		goto err_destroy;
 
-	return &qp->vqp.qp;
+	return qp;
 
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
@@ -120,6 +124,68 @@ err_free:
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct srdma_qp *qp;
+
+	qp = srdma_qp_create(pd->context, &attr_ex);
+	if (!qp)
+		return NULL;
+
+	/* ibv_create_qp() reports what the QP got in the caller's attr. */
+	attr->cap = attr_ex.cap;
+	return &qp->vqp.qp;
+}
+
+/* The parts of ibv_qp_init_attr_ex we implement. */
+#define SRDMA_QP_INIT_ATTR_MASK	(IBV_QP_INIT_ATTR_PD | \
+				 IBV_QP_INIT_ATTR_CREATE_FLAGS)
+
+/*
+ * Anything we would have to ignore to go on is EOPNOTSUPP, so callers (the
+ * pyverbs tests among them) can tell a missing feature from a bad request.
+ */
+static int srdma_check_qp_init_attr(const struct ibv_qp_init_attr_ex *attr)
+{
+	if (attr->comp_mask & ~SRDMA_QP_INIT_ATTR_MASK)
+		return EOPNOTSUPP;
+	/* Only XRC receive QPs may come without a PD. */
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
+		return EOPNOTSUPP;
+	return 0;
+}
+
+struct ibv_qp *srdma_create_qp_ex(struct ibv_context *ibctx,
+				  struct ibv_qp_init_attr_ex *attr)
+{
+	struct srdma_qp *qp;
+	int ret;
+
+	ret = srdma_check_qp_init_attr(attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	qp = srdma_qp_create(ibctx, attr);
+	return qp ? &qp->vqp.qp : NULL;
 }
 
 /*

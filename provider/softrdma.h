@@ -128,6 +128,8 @@ void srdma_cq_clean(struct srdma_cq *cq, uint32_t qpn);
 /* qp.c */
 struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
 			       struct ibv_qp_init_attr *attr);
+struct ibv_qp *srdma_create_qp_ex(struct ibv_context *ibctx,
+				  struct ibv_qp_init_attr_ex *attr);
 int srdma_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		    int attr_mask);
 int srdma_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

@@ -134,6 +134,12 @@ struct verbs_cq {
 
 struct verbs_xrcd;
 
+/* verbs_qp.comp_mask */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD	= 1 << 0,
+	VERBS_QP_EX	= 1 << 1,	/* qp_ex's wr_* ops are there */
+};
+
 /*
  * ibv_qp_to_qp_ex() casts any QP to this and trusts comp_mask, so every
  * provider QP must start with one, comp_mask zeroed unless it offers
@@ -333,9 +339,19 @@ struct ibv_resize_cq {
 	struct ib_uverbs_resize_cq core;
 };
 
-struct ibv_create_qp {
+/*
+ * Extended write() commands: the uverbs header, then the extended header
+ * (response pointer, driver data sizes in 8-byte words), then the core
+ * request.
+ */
+struct ex_hdr {
 	struct ib_uverbs_cmd_hdr hdr;
-	struct ib_uverbs_create_qp core;
+	struct ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+
+struct ibv_create_qp_ex {
+	struct ex_hdr hdr;
+	struct ib_uverbs_ex_create_qp core;
 };
 
 struct ibv_modify_qp {
@@ -444,11 +460,17 @@ int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
 		      size_t resp_size);
 
-/* Writes the granted capabilities back to attr->cap. */
-int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
-		      struct ibv_qp_init_attr *attr,
-		      struct ibv_create_qp *cmd, size_t cmd_size,
-		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+/*
+ * ibv_qp_init_attr_ex's comp_mask may hold PD, XRCD, CREATE_FLAGS,
+ * MAX_TSO_HEADER, IND_TABLE, RX_HASH and SEND_OPS_FLAGS (else EINVAL); the
+ * last is ours alone to act on. Writes the granted capabilities back to
+ * attr->cap and sets the verbs_qp's comp_mask to 0 (or VERBS_QP_XRCD).
+ */
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *attr_ex,
+			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
+			  struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size);
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
@@ -560,7 +582,9 @@ VERBS_ASSERT_SIZE(struct ibv_query_port, 24);
 VERBS_ASSERT_SIZE(struct ibv_alloc_pd, 16);
 VERBS_ASSERT_SIZE(struct ibv_reg_mr, 48);
 VERBS_ASSERT_SIZE(struct ibv_create_cq, 40);
-VERBS_ASSERT_SIZE(struct ibv_create_qp, 64);
+VERBS_ASSERT_SIZE(struct ex_hdr, 24);
+VERBS_ASSERT_SIZE(struct ibv_create_qp_ex, 88);
+VERBS_ASSERT_OFF(struct ibv_create_qp_ex, core, 24);
 VERBS_ASSERT_SIZE(struct ibv_modify_qp, 120);
 VERBS_ASSERT_SIZE(struct ibv_query_qp, 24);
 VERBS_ASSERT_SIZE(struct ibv_post_send, 32);
