@@ -153,7 +153,8 @@ struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
 
 /* The parts of ibv_qp_init_attr_ex we implement. */
 #define SRDMA_QP_INIT_ATTR_MASK	(IBV_QP_INIT_ATTR_PD | \
-				 IBV_QP_INIT_ATTR_CREATE_FLAGS)
+				 IBV_QP_INIT_ATTR_CREATE_FLAGS | \
+				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
 /*
  * Anything we would have to ignore to go on is EOPNOTSUPP, so callers (the
@@ -169,6 +170,9 @@ static int srdma_check_qp_init_attr(const struct ibv_qp_init_attr_ex *attr)
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    attr->create_flags)
 		return EOPNOTSUPP;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		return srdma_check_send_ops_flags(attr->qp_type,
+						  attr->send_ops_flags);
 	return 0;
 }
 
@@ -185,7 +189,21 @@ struct ibv_qp *srdma_create_qp_ex(struct ibv_context *ibctx,
 	}
 
 	qp = srdma_qp_create(ibctx, attr);
-	return qp ? &qp->vqp.qp : NULL;
+	if (!qp)
+		return NULL;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return &qp->vqp.qp;
+
+	/* The wr_* ops post to the SQ, which all our QP types have. */
+	if (!qp->sq.hdr) {
+		srdma_destroy_qp(&qp->vqp.qp);
+		errno = EINVAL;
+		return NULL;
+	}
+	srdma_qp_init_wr_ops(qp, attr->send_ops_flags);
+	/* Now ibv_qp_to_qp_ex() hands them out. */
+	qp->vqp.comp_mask |= VERBS_QP_EX;
+	return &qp->vqp.qp;
 }
 
 /*

@@ -41,6 +41,10 @@ struct srdma_qp {
 	struct srdma_ring sq;
 	struct srdma_ring rq;		/* absent (hdr NULL) with an SRQ */
 	struct ibv_qp_cap cap;		/* as the kernel granted it */
+	/* An ibv_wr_* batch, from wr_start to wr_complete (wr.c). */
+	struct softrdma_send_wqe *wr_cur;	/* built last, for the setters */
+	uint32_t wr_first;		/* sq.idx at wr_start */
+	int wr_err;			/* the batch's first error */
 };
 
 struct srdma_srq {
@@ -136,7 +140,12 @@ int srdma_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask, struct ibv_qp_init_attr *init_attr);
 int srdma_destroy_qp(struct ibv_qp *ibqp);
 
-/* post.c */
+/* wr.c */
+int srdma_check_send_ops_flags(enum ibv_qp_type type,
+			       uint64_t send_ops_flags);
+void srdma_qp_init_wr_ops(struct srdma_qp *qp, uint64_t send_ops_flags);
+
+/* srq.c */
 struct ibv_srq *srdma_create_srq(struct ibv_pd *pd,
 				 struct ibv_srq_init_attr *attr);
 int srdma_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
@@ -146,9 +155,11 @@ int srdma_destroy_srq(struct ibv_srq *ibsrq);
 int srdma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 
+/* ah.c */
 struct ibv_ah *srdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int srdma_destroy_ah(struct ibv_ah *ibah);
 
+/* post.c */
 int srdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int srdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
