@@ -27,6 +27,7 @@ static const struct verbs_context_ops srdma_context_ops = {
 	.bind_mw		= srdma_bind_mw,
 	.create_ah		= srdma_create_ah,
 	.create_cq		= srdma_create_cq,
+	.create_cq_ex		= srdma_create_cq_ex,
 	.create_qp		= srdma_create_qp,
 	.create_qp_ex		= srdma_create_qp_ex,
 	.create_srq		= srdma_create_srq,

@@ -34,6 +34,7 @@ struct srdma_pd {
 struct srdma_cq {
 	struct verbs_cq vcq;
 	struct srdma_ring ring;		/* kernel produces, poll_cq consumes */
+	struct ibv_wc wc;		/* ibv_cq_ex's current completion */
 };
 
 struct srdma_qp {
@@ -123,6 +124,8 @@ int srdma_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 struct ibv_cq *srdma_create_cq(struct ibv_context *ibctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector);
+struct ibv_cq_ex *srdma_create_cq_ex(struct ibv_context *ibctx,
+				     struct ibv_cq_init_attr_ex *attr);
 int srdma_resize_cq(struct ibv_cq *ibcq, int cqe);
 int srdma_destroy_cq(struct ibv_cq *ibcq);
 int srdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);

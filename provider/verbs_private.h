@@ -329,11 +329,6 @@ struct ibv_rereg_mr {
 	struct ib_uverbs_rereg_mr core;
 };
 
-struct ibv_create_cq {
-	struct ib_uverbs_cmd_hdr hdr;
-	struct ib_uverbs_create_cq core;
-};
-
 struct ibv_resize_cq {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_resize_cq core;
@@ -347,6 +342,11 @@ struct ibv_resize_cq {
 struct ex_hdr {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+
+struct ibv_create_cq_ex {
+	struct ex_hdr hdr;
+	struct ib_uverbs_ex_create_cq core;
 };
 
 struct ibv_create_qp_ex {
@@ -448,11 +448,17 @@ int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
  * response is not written into resp (only the driver data past it is), so
  * read the results from the objects and attributes the helpers fill in.
  */
-int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
-		      struct ibv_comp_channel *channel, int comp_vector,
-		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
-		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
-		      size_t resp_size);
+/*
+ * cq_attr's comp_mask may hold FLAGS and PD (else EOPNOTSUPP); of the
+ * flags, and of wc_flags, only IGNORE_OVERRUN and the timestamps reach
+ * the kernel. cmd_flags: 0 here.
+ */
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 /* Sets cq->cqe from the response. */
@@ -581,8 +587,9 @@ VERBS_ASSERT_SIZE(struct ibv_get_context, 16);
 VERBS_ASSERT_SIZE(struct ibv_query_port, 24);
 VERBS_ASSERT_SIZE(struct ibv_alloc_pd, 16);
 VERBS_ASSERT_SIZE(struct ibv_reg_mr, 48);
-VERBS_ASSERT_SIZE(struct ibv_create_cq, 40);
 VERBS_ASSERT_SIZE(struct ex_hdr, 24);
+VERBS_ASSERT_SIZE(struct ibv_create_cq_ex, 56);
+VERBS_ASSERT_OFF(struct ibv_create_cq_ex, core, 24);
 VERBS_ASSERT_SIZE(struct ibv_create_qp_ex, 88);
 VERBS_ASSERT_OFF(struct ibv_create_qp_ex, core, 24);
 VERBS_ASSERT_SIZE(struct ibv_modify_qp, 120);
