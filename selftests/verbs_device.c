@@ -8,6 +8,7 @@
  *        verbs_device --hold IBDEV          keep the device open until killed
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -91,17 +92,20 @@ static void test_pd(struct ibv_context *ctx)
 
 static void test_unsupported(struct ibv_pd *pd)
 {
-	struct ibv_srq_init_attr attr = { .attr = { .max_wr = 16,
-						    .max_sge = 1 } };
-	struct ibv_srq *srq;
+	struct ibv_xrcd_init_attr attr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	struct ibv_xrcd *xrcd;
 
 	/* A verb softrdma does not implement yet must say so, not fake it. */
 	errno = 0;
-	srq = ibv_create_srq(pd, &attr);
-	if (srq) {
-		ibv_destroy_srq(srq);
+	xrcd = ibv_open_xrcd(pd->context, &attr);
+	if (xrcd) {
+		ibv_close_xrcd(xrcd);
 		ktap_skip("unsupported verb fails with EOPNOTSUPP",
-			  "create_srq is supported");
+			  "open_xrcd is supported");
 		return;
 	}
 	if (!ktap_result(errno == EOPNOTSUPP,
