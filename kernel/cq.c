@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Completion queues: a ring shared with userspace, written by the
- * transport, read by the provider's poll_cq without a system call.
+ * transport, read by the provider's poll_cq without a system call. A
+ * kernel CQ has the same ring in kernel memory (polled in kverbs.c).
  */
 #include <linux/log2.h>
 #include <linux/slab.h>
@@ -21,22 +22,21 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	/* Kernel CQs come with the kernel-consumer work (poll_cq et al). */
-	if (!udata)
-		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > SRDMA_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (udata->outlen < sizeof(resp))
+	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
 	spin_lock_init(&cq->lock);
-	err = srdma_ring_alloc(&cq->ring, &uctx->ibuc,
+	err = srdma_ring_alloc(&cq->ring, uctx ? &uctx->ibuc : NULL,
 			       roundup_pow_of_two(attr->cqe),
 			       sizeof(struct softrdma_cqe));
 	if (err)
 		return err;
 	ibcq->cqe = cq->ring.num_slots;
+	if (!udata)
+		return 0;
 
 	srdma_ring_info(&cq->ring, &resp.cq);
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));

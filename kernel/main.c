@@ -114,6 +114,8 @@ static const struct ib_device_ops srdma_device_ops = {
 	.mmap_free = srdma_mmap_free,
 	.modify_qp = srdma_modify_qp,
 	.modify_srq = srdma_modify_srq,
+	.poll_cq = srdma_poll_cq,
+	.post_recv = srdma_post_recv,
 	.post_send = srdma_post_send,
 	.query_device = srdma_query_device,
 	.query_pkey = srdma_query_pkey,
@@ -150,7 +152,7 @@ static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
 	INIT_LIST_HEAD(&sdev->net_node);
 	INIT_WORK(&sdev->unreg_work, srdma_unreg_work);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
-	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	if (srdma_counters_init(sdev)) {
 		ib_dealloc_device(&sdev->ibdev);	/* undoes the above */
 		return NULL;

@@ -2,6 +2,8 @@
 /*
  * Queue pairs: creation with shared send/receive rings, the verbs state
  * machine (modify/query), flushing, destruction, and the send doorbell.
+ * Kernel QPs have the same rings in kernel memory (posted in kverbs.c),
+ * among them the GSI QP, QP1, a UD QP the MAD layer sends CM MADs on.
  */
 #include <linux/log2.h>
 
@@ -23,6 +25,17 @@ static u32 srdma_qp_next;
 struct srdma_qp *srdma_qp_lookup_rcu(u32 qpn)
 {
 	return xa_load(&srdma_qp_xa, qpn);
+}
+
+/* QP1 of @sdev: one per device, as a port has one. */
+static int srdma_gsi_publish(struct srdma_qp *qp)
+{
+	struct srdma_dev *sdev = qp_sdev(qp);
+
+	if (cmpxchg((struct srdma_qp **)&sdev->gsi_qp, NULL, qp))
+		return -EBUSY;
+	qp->ibqp.qp_num = 1;
+	return 0;
 }
 
 static u32 srdma_send_slot_size(const struct ib_qp_cap *cap)
@@ -98,12 +111,16 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
+	case IB_QPT_GSI:
+		if (udata || init->port_num != SRDMA_PORT)
+			return -EINVAL;
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || !udata)
+	if (init->create_flags)
 		return -EOPNOTSUPP;
-	if (udata->outlen < sizeof(resp))
+	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 	err = srdma_qp_check_cap(init);
 	if (err)
@@ -113,13 +130,14 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mutex_init(&qp->mod_lock);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->post_lock);
 	qp->state = IB_QPS_RESET;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 
 	err = dst_cache_init(&qp->path.dst_cache, GFP_KERNEL);
 	if (err)
 		return err;
-	err = srdma_qp_alloc_rings(qp, &init->cap, &uctx->ibuc);
+	err = srdma_qp_alloc_rings(qp, &init->cap, uctx ? &uctx->ibuc : NULL);
 	if (err)
 		goto err_dst;
 	err = srdma_req_init(qp);
@@ -129,6 +147,12 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_req;
 
+	if (init->qp_type == IB_QPT_GSI) {
+		err = srdma_gsi_publish(qp);
+		if (err)
+			goto err_resp;
+		return 0;
+	}
 	err = xa_alloc_cyclic(&srdma_qp_xa, &qpn, qp,
 			      XA_LIMIT(SRDMA_MIN_QPN, SRDMA_MAX_QPN),
 			      &srdma_qp_next, GFP_KERNEL);
@@ -137,6 +161,8 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_resp;
 	}
 	ibqp->qp_num = qpn;
+	if (!udata)
+		return 0;
 
 	srdma_ring_info(&qp->sq, &resp.sq);
 	srdma_ring_info(&qp->rq, &resp.rq);
@@ -164,8 +190,14 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct srdma_qp *qp = to_sqp(ibqp);
 
-	/* After the grace period no packet can reach the QP any more. */
-	xa_erase(&srdma_qp_xa, ibqp->qp_num);
+	/*
+	 * After the grace period no packet can reach the QP any more, and
+	 * kernel poll_cq drops its completions.
+	 */
+	if (ibqp->qp_type == IB_QPT_GSI)
+		rcu_assign_pointer(qp_sdev(qp)->gsi_qp, NULL);
+	else
+		xa_erase(&srdma_qp_xa, ibqp->qp_num);
 	synchronize_rcu();
 	srdma_req_fini(qp);
 	srdma_resp_fini(qp);
@@ -393,7 +425,7 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	srdma_qp_store_attr(qp, attr, mask);
 	if (next == IB_QPS_RTR && cur == IB_QPS_INIT) {
-		if (ibqp->qp_type == IB_QPT_UD) {
+		if (srdma_qp_is_ud(qp)) {
 			qp->mtu = ib_mtu_enum_to_int(srdma_active_mtu(qp_sdev(qp)));
 		} else {
 			err = srdma_path_init(&qp->path, &qp->attr.ah_attr,
@@ -464,25 +496,14 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 }
 
 /*
- * The send doorbell: userspace wrote WQEs into the SQ ring and calls the
- * zero-WR POST_SEND command; the requester sends from this context.
- * Kernel QPs are not supported yet.
+ * The send doorbell, also run from the requester's work item: new WQEs
+ * are in the rings. In ERR they complete as flushed.
  */
-int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr)
+int srdma_qp_doorbell(struct srdma_qp *qp)
 {
-	struct srdma_qp *qp = to_sqp(ibqp);
-
-	if (!ibqp->uobject || wr) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
-	}
-
 	switch (READ_ONCE(qp->state)) {
 	case IB_QPS_ERR:
-		/* Work posted in the error state completes as flushed. */
-		srdma_flush_ring(qp, &qp->sq, &qp->sq_lock, ibqp->send_cq,
-				 true);
+		srdma_qp_flush(qp);
 		return 0;
 	case IB_QPS_RESET:
 	case IB_QPS_INIT:
@@ -492,4 +513,34 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		srdma_req_run(qp);	/* in SQD it starts nothing */
 		return 0;
 	}
+}
+
+/*
+ * Userspace wrote WQEs into the SQ ring and calls the zero-WR POST_SEND
+ * command: the requester sends from this context. Kernel consumers post
+ * WRs.
+ */
+int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+
+	if (!ibqp->uobject)
+		return srdma_kpost_send(qp, wr, bad_wr);
+	if (wr) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	return srdma_qp_doorbell(qp);
+}
+
+/* Userspace posts receives through the ring, with no system call. */
+int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	if (ibqp->uobject) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	return srdma_kpost_recv(to_sqp(ibqp), wr, bad_wr);
 }

@@ -53,7 +53,7 @@ static u32 srdma_last_psn(const struct srdma_swqe *st)
 
 static void srdma_req_work(struct work_struct *work)
 {
-	srdma_req_run(container_of(work, struct srdma_qp, req_work));
+	srdma_qp_doorbell(container_of(work, struct srdma_qp, req_work));
 }
 
 int srdma_req_init(struct srdma_qp *qp)
@@ -123,6 +123,7 @@ static const u32 srdma_qpt_ops[IB_QPT_UD + 1] = {
 		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
 		      SRDMA_WR(LOCAL_INV) | SRDMA_WR(BIND_MW),
 	[IB_QPT_UD] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM),
+	[IB_QPT_GSI] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM),
 };
 
 static bool srdma_wr_atomic(u32 opcode)
@@ -182,7 +183,7 @@ static void srdma_fetch(struct srdma_qp *qp)
 			len += w->sge[i].length;
 	}
 	/* A datagram is one packet; an atomic returns 8 bytes. */
-	if (len > (qp->ibqp.qp_type == IB_QPT_UD ? mtu : SRDMA_MAX_MSG) ||
+	if (len > (srdma_qp_is_ud(qp) ? mtu : SRDMA_MAX_MSG) ||
 	    (srdma_wr_atomic(w->opcode) && len != sizeof(u64))) {
 		st->status = IB_WC_LOC_LEN_ERR;
 		return;
@@ -241,7 +242,7 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	u32 n = read || atomic ? 0 : min(st->len - qp->req_off, mtu);
 	bool last = read || atomic || qp->req_off + n == st->len;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	bool ud = qp->ibqp.qp_type == IB_QPT_UD;
+	bool ud = srdma_qp_is_ud(qp);
 	u8 opcode = srdma_req_opcode(w, first, last) |
 		    srdma_qp_transport(qp);
 	const struct roce_opcode_info *info = roce_opcode_lookup(opcode);

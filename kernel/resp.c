@@ -157,6 +157,8 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 	if (deth) {
 		cqe.src_qp = roce_deth_sqp(deth);
 		cqe.wc_flags |= SOFTRDMA_WC_GRH;
+		cqe.net_type = to_rx_pkt(pkt)->skb->protocol == htons(ETH_P_IP) ?
+			       SOFTRDMA_NET_IPV4 : SOFTRDMA_NET_IPV6;
 	}
 	if (imm && !status) {
 		cqe.ex = roce_immdt_get(imm);

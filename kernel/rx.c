@@ -5,9 +5,11 @@
  * the responder (requests) or the completer (responses). A packet that
  * fails a check is dropped and counted by reason.
  */
+#include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <net/addrconf.h>
 #include <net/udp.h>
 
 #include "srdma.h"
@@ -56,7 +58,7 @@ static bool srdma_rx_from_peer(struct srdma_qp *qp, struct sk_buff *skb,
 
 	if ((roce_bth_pkey(bth) & 0x7fff) != (ROCE_PKEY_DEFAULT & 0x7fff))
 		return false;
-	if (qp->ibqp.qp_type == IB_QPT_UD)
+	if (srdma_qp_is_ud(qp))
 		return true;	/* a datagram QP takes them from anyone */
 	if (state < IB_QPS_RTR || state > IB_QPS_SQE)
 		return true;	/* dropped for its state */
@@ -87,6 +89,36 @@ static void srdma_rx_drop(struct sock *sk, struct sk_buff *skb, int cnt)
 	}
 	rcu_read_unlock();
 	kfree_skb(skb);
+}
+
+/**
+ * srdma_gsi_lookup_rcu - the GSI QP a datagram for QP1 goes to
+ * @sk: our UDP socket it came in on
+ * @skb: the datagram
+ *
+ * QP1 is per device: the one over the netdev the datagram came in on or,
+ * looped back, over the netdev holding its destination address.
+ * Caller holds rcu_read_lock().
+ */
+static struct srdma_qp *srdma_gsi_lookup_rcu(const struct sock *sk,
+					     const struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	struct srdma_dev *sdev;
+
+	if (ndev && (ndev->flags & IFF_LOOPBACK)) {
+		if (skb->protocol == htons(ETH_P_IP))
+			ndev = __ip_dev_find(sock_net(sk), ip_hdr(skb)->daddr,
+					     false);
+#if IS_ENABLED(CONFIG_IPV6)
+		else
+			ndev = ipv6_dev_find(sock_net(sk),
+					     &ipv6_hdr(skb)->daddr, NULL);
+#endif
+	}
+	sdev = srdma_net_rx_dev(sk, ndev);
+	return sdev && (!ndev || sdev->ndev == ndev) ?
+	       rcu_dereference(sdev->gsi_qp) : NULL;
 }
 
 /*
@@ -127,7 +159,10 @@ int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	pkt.payload_off = sizeof(struct udphdr) + pkt.rp.hdr_len;
 
 	rcu_read_lock();
-	qp = srdma_qp_lookup_rcu(roce_bth_qpn(pkt.rp.bth));
+	if (roce_bth_qpn(pkt.rp.bth) == 1)
+		qp = srdma_gsi_lookup_rcu(sk, skb);
+	else
+		qp = srdma_qp_lookup_rcu(roce_bth_qpn(pkt.rp.bth));
 	if (!qp || qp_sdev(qp)->net != sock_net(sk)) {
 		rcu_read_unlock();
 		srdma_rx_drop(sk, skb, SRDMA_CNT_DROP_NO_QP);
@@ -149,7 +184,7 @@ int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	if (qp->ibqp.qp_type == IB_QPT_UD)
+	if (srdma_qp_is_ud(qp))
 		srdma_ud_rx(qp, &pkt.rp);
 	else if (pkt.rp.info->flags & ROCE_F_REQ)
 		srdma_resp_rx(qp, &pkt.rp);

@@ -75,8 +75,11 @@
  * @mr_xa: MRs and MWs by key index (key >> 8); RCU lookups by the
  *	transport
  * @mr_next: next index to try, for cyclic allocation
- * @ah_xa: user AHs by number; RCU lookups by the requester
+ * @ah_xa: AHs by number; RCU lookups by the requester. Kernel AHs are
+ *	created and destroyed in atomic context too: its lock is IRQ-safe
  * @ah_next: next AH number to try
+ * @gsi_qp: the GSI QP (QP1) of the port, which the MAD layer creates;
+ *	RCU lookups by the receive path and kernel poll_cq
  * @counters: per-CPU counters (counters.h), freed in dealloc_driver after
  *	the device left @net_node and an RCU grace period passed
  *
@@ -106,6 +109,7 @@ struct srdma_dev {
 	u32 mr_next;
 	struct xarray ah_xa;
 	u32 ah_next;
+	struct srdma_qp __rcu *gsi_qp;
 	struct srdma_counters __percpu *counters;
 };
 
@@ -275,12 +279,15 @@ struct srdma_path {
  * struct srdma_ah - an address handle: where UD sends go
  * @ibah: core AH
  * @path: the destination and its route
- * @ah_num: the handle UD send WQEs name it by (0 for kernel AHs)
+ * @ah_num: the handle UD send WQEs name it by
  *
- * Lifetime: core-allocated. A user AH is published in the device's AH
- * table from create to destroy; destroy_ah unpublishes it and waits for
+ * Lifetime: core-allocated, published in the device's AH table from
+ * create to destroy. destroy_ah of a user AH unpublishes it and waits for
  * an RCU grace period, so a requester that looked it up under RCU can
- * finish sending, before the core frees it.
+ * finish sending, before the core frees it. A kernel AH may be destroyed
+ * in atomic context, so it does not wait: its consumer destroys it only
+ * after the WRs naming it completed, which the requester reports once it
+ * is done with the AH.
  */
 struct srdma_ah {
 	struct ib_ah ibah;
@@ -325,6 +332,8 @@ struct srdma_swqe {
  * @ibqp: core QP
  * @sq: send WQEs; the provider produces, we consume under @sq_lock
  * @rq: receive WQEs; likewise under @rq_lock
+ * @post_lock: kernel QPs: serialises the producers of @sq and @rq, which
+ *	kernel consumers may call with IRQs off
  * @mod_lock: serialises modify/query, guards @attr and @have_av
  * @state: current state; read locklessly on the data path
  * @attr: attributes as last set by modify_qp
@@ -380,6 +389,7 @@ struct srdma_qp {
 	struct srdma_ring rq;
 	spinlock_t sq_lock;
 	spinlock_t rq_lock;
+	spinlock_t post_lock;
 	struct mutex mod_lock;
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
@@ -433,6 +443,12 @@ static inline struct srdma_dev *qp_sdev(const struct srdma_qp *qp)
 	return to_sdev(qp->ibqp.device);
 }
 
+/* A datagram QP: UD, or the GSI QP, which is UD with QPN 1. */
+static inline bool srdma_qp_is_ud(const struct srdma_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
 /* The transport bits of the opcodes a QP sends and takes. */
 static inline enum roce_transport srdma_qp_transport(const struct srdma_qp *qp)
 {
@@ -440,6 +456,7 @@ static inline enum roce_transport srdma_qp_transport(const struct srdma_qp *qp)
 	case IB_QPT_UC:
 		return ROCE_TRANSPORT_UC;
 	case IB_QPT_UD:
+	case IB_QPT_GSI:
 		return ROCE_TRANSPORT_UD;
 	default:
 		return ROCE_TRANSPORT_RC;
@@ -541,6 +558,9 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
+int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+int srdma_qp_doorbell(struct srdma_qp *qp);
 
 int srdma_sge_xfer(struct srdma_qp *qp, const struct softrdma_sge *sge,
 		   u32 nsge, u32 off, u32 len, struct srdma_xfer *x);
@@ -550,6 +570,13 @@ enum ib_wc_opcode srdma_wr_to_wc_opcode(u32 wr_opcode);
 void srdma_qp_error(struct srdma_qp *qp, int event);
 void srdma_qp_complete(struct srdma_qp *qp, struct ib_cq *ibcq,
 		       const struct softrdma_cqe *cqe, bool solicited);
+
+/* kverbs.c: posting and polling for kernel consumers */
+int srdma_kpost_send(struct srdma_qp *qp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+int srdma_kpost_recv(struct srdma_qp *qp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr);
+int srdma_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 
 /* ah.c */
 int srdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

@@ -6,6 +6,7 @@
 #include <linux/if_ether.h>
 #include <linux/module.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 
 #include "srdma.h"
 
@@ -89,11 +90,11 @@ int srdma_get_port_immutable(struct ib_device *ibdev, u32 port,
 			     struct ib_port_immutable *immutable)
 {
 	/*
-	 * RoCEv2 only: the core fills the GID table from the netdev. No MAD
-	 * or CM capability until a GSI QP exists to carry them.
+	 * RoCEv2: the core fills the GID table from the netdev, and its MAD
+	 * layer runs the CM over our GSI QP.
 	 */
-	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
-				    RDMA_CORE_CAP_ETH_AH;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	immutable->pkey_tbl_len = 1;
 	immutable->gid_tbl_len = SRDMA_GID_TBL_LEN;
 	return 0;

@@ -77,6 +77,14 @@ struct softrdma_sge {
 #define SOFTRDMA_WC_WITH_IMM	(1 << 1)
 #define SOFTRDMA_WC_WITH_INV	(1 << 3)
 
+/*
+ * softrdma_cqe.net_type: what a datagram's GRH (first 40 bytes of the
+ * buffer) holds. struct ibv_wc has no such field: kernel CQs report it
+ * to the core, which reads the GRH by it (ib_init_ah_attr_from_wc()).
+ */
+#define SOFTRDMA_NET_IPV4	4
+#define SOFTRDMA_NET_IPV6	6
+
 /* Completion queue entry: the fields of struct ibv_wc that apply. */
 struct softrdma_cqe {
 	__aligned_u64 wr_id;
@@ -90,7 +98,7 @@ struct softrdma_cqe {
 	__u32 src_qp;
 	__u16 pkey_index;
 	__u8 sl;
-	__u8 reserved;
+	__u8 net_type;		/* SOFTRDMA_NET_*: a datagram's GRH */
 };
 
 /* Receive WQE: slot_size = sizeof(struct) + max_sge SGEs, 16-aligned. */
