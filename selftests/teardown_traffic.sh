@@ -47,7 +47,8 @@ ended() {
 no_leak() {
 	local res left=
 	for res in qp cq mr pd; do
-		[ -z "$(rdma resource show $res 2>/dev/null)" ] || left="$left $res"
+		[ -z "$(rdma resource show $res 2>/dev/null | grep -v 'comm \[')" ] ||
+			left="$left $res"
 	done
 	[ -z "$left" ] || { ktap_print "left over:$left"; rdma resource show; }
 	[ -z "$left" ]
