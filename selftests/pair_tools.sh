@@ -11,34 +11,50 @@ step=0
 
 pair_device_up || exit $KSFT_FAIL
 
-# across SERVER_HOST TOOL ARGS...: TOOL's server on SERVER_HOST, its
-# client on the other host; each host reports its own side.
-across() {
-	local srv=$1 tool=$2 out rc
-	shift 2
+# across_run SERVER_HOST NAME LISTENING SERVER_CMD CLIENT_CMD: the server
+# on SERVER_HOST, the client (PEER in CLIENT_CMD: the server's address) on
+# the other host once LISTENING holds on the server; each host reports its
+# own side.
+across_run() {
+	local srv=$1 name=$2 listening=$3 server=$4 client=${5//PEER/$VM_PEER_IP}
+	local out rc side
 	step=$((step + 1))
 	out=$(mktemp)
 	"$SYNC" barrier "start$step" 120 || return
 	if [ "$VM_HOST" = "$srv" ]; then
-		timeout "$TOOL_TIMEOUT" "$tool" -d "$DEV" "$@" >"$out" 2>&1 &
+		timeout "$TOOL_TIMEOUT" $server >"$out" 2>&1 &
 		local pid=$!
-		wait_for "ss -Hltn 'sport = :18515' | grep -q ." 60
+		wait_for "$listening" 60
 		"$SYNC" barrier "listen$step" 120
 		wait $pid
 		rc=$?
-		ktap_name="$tool $* (server on $DEV)"
+		side=server
 	else
 		"$SYNC" barrier "listen$step" 120
-		timeout "$TOOL_TIMEOUT" "$tool" -d "$DEV" "$@" "$VM_PEER_IP" >"$out" 2>&1
+		timeout "$TOOL_TIMEOUT" $client >"$out" 2>&1
 		rc=$?
-		ktap_name="$tool $* (client on $DEV)"
+		side=client
 	fi
 	[ $rc -eq 0 ] || sed 's/^/# /' "$out" | tail -n 15
 	rm -f "$out"
-	ktap_result "$ktap_name" $rc
+	ktap_result "$name ($side on $DEV)" $rc
 }
 
-ktap_plan 22
+# across SERVER_HOST TOOL ARGS...: a tool with a TCP side channel.
+across() {
+	local srv=$1 tool=$2
+	shift 2
+	across_run "$srv" "$tool $*" "ss -Hltn 'sport = :18515' | grep -q ." \
+		"$tool -d $DEV $*" "$tool -d $DEV $* PEER"
+}
+
+# across_cm SERVER_HOST NAME SERVER_CMD CLIENT_CMD: an rdma_cm program.
+across_cm() {
+	across_run "$1" "$2" \
+		"rdma resource show cm_id | grep -q 'state LISTEN'" "$3" "$4"
+}
+
+ktap_plan 32
 for srv in a b; do
 	across $srv ibv_rc_pingpong -g 1 -s 4096 -n 100
 	across $srv ibv_rc_pingpong -g 1 -s 1000000 -n 10 -e
@@ -53,5 +69,15 @@ for srv in a b; do
 	across $srv ibv_uc_pingpong -g 1 -s 65536 -n 50
 	across $srv ibv_srq_pingpong -g 1 -s 4096 -n 50 -q 4
 	across $srv ib_atomic_bw -x 1 -F -n 500
+	# Connected through rdma_cm, its MADs on QP1.
+	across_cm $srv "rping -V" "rping -s -C 20 -S 2000" \
+		"rping -c -a PEER -C 20 -S 2000 -V"
+	across_cm $srv "udaddy" "udaddy -c 2 -C 50" "udaddy -s PEER -c 2 -C 50"
+	across_cm $srv "ib_send_bw -R" "ib_send_bw -d $DEV -R -n 200" \
+		"ib_send_bw -d $DEV -R -n 200 PEER"
+	across_cm $srv "ib_write_bw -R" "ib_write_bw -d $DEV -R -n 200" \
+		"ib_write_bw -d $DEV -R -n 200 PEER"
+	across_cm $srv "ib_read_lat -R" "ib_read_lat -d $DEV -R -n 200" \
+		"ib_read_lat -d $DEV -R -n 200 PEER"
 done
 ktap_finish
