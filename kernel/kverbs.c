@@ -83,6 +83,12 @@ static int srdma_kwqe_send(struct srdma_qp *qp, const struct ib_send_wr *wr,
 	case IB_WR_LOCAL_INV:
 		w->ex = (__force __be32)wr->ex.invalidate_rkey;	/* host order */
 		break;
+	case IB_WR_REG_MR:
+		/* The MR's page list is read when the WQE executes. */
+		w->opcode = SRDMA_WR_REG_MR;
+		w->wr.bind.new_rkey = reg_wr(wr)->key;
+		w->wr.bind.access = reg_wr(wr)->access;
+		return 0;
 	default:
 		return -EINVAL;
 	}

@@ -88,6 +88,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.device_group = &srdma_attr_group,
 
 	.alloc_hw_port_stats = srdma_alloc_hw_port_stats,
+	.alloc_mr = srdma_alloc_mr,
 	.alloc_mw = srdma_alloc_mw,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
@@ -110,6 +111,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.get_hw_stats = srdma_get_hw_stats,
 	.get_link_layer = srdma_get_link_layer,
 	.get_port_immutable = srdma_get_port_immutable,
+	.map_mr_sg = srdma_map_mr_sg,
 	.mmap = srdma_mmap,
 	.mmap_free = srdma_mmap_free,
 	.modify_qp = srdma_modify_qp,
@@ -161,7 +163,8 @@ static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
 	ibdev = &sdev->ibdev;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = 1;
+	/* Consumers open a queue per vector (nvme-rdma): one per CPU. */
+	ibdev->num_comp_vectors = num_possible_cpus();
 	/*
 	 * The few legacy write commands the core still gates by mask: the
 	 * send doorbell (a zero-WR POST_SEND) and CQ arming.

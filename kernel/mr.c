@@ -46,7 +46,7 @@ int srdma_key_alloc(struct srdma_dev *sdev, void *entry, u32 *key)
 	return 0;
 }
 
-static int srdma_mr_add(struct srdma_dev *sdev, struct srdma_mr *mr)
+int srdma_mr_add(struct srdma_dev *sdev, struct srdma_mr *mr)
 {
 	u32 key;
 	int err;
@@ -80,7 +80,9 @@ struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key,
 	mr = xa_load(&sdev->mr_xa, srdma_key_index(key));
 	if (xa_pointer_tag(mr))
 		mr = NULL;	/* an MW */
+	/* A fast-register MR is valid from REG_MR to its invalidation. */
 	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
+		   (mr->kpages && !smp_load_acquire(&mr->valid)) ||
 		   (mr->access & access) != access ||
 		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
@@ -143,6 +145,33 @@ static int srdma_xfer_piece(struct srdma_xfer *x, struct page *page,
 	return 0;
 }
 
+/*
+ * A fast-register MR: page by page of the consumer's page size, through
+ * its list of the pages' kernel addresses. Kernel memory is not lent to
+ * packets (slab pages must not be), so its pieces are copied.
+ */
+static int srdma_frmr_xfer(struct srdma_mr *mr, u64 iova, u32 len,
+			   struct srdma_xfer *x)
+{
+	u64 mask = BIT_ULL(mr->page_shift) - 1;
+	u64 idx = (iova >> mr->page_shift) - (mr->iova >> mr->page_shift);
+	int err = 0;
+
+	while (len && !err) {
+		u32 n = min_t(u64, len, mask + 1 - (iova & mask));
+
+		if (idx >= mr->npages)
+			return -EINVAL;
+		err = srdma_xfer_piece(x, NULL, 0,
+				       (u8 *)(uintptr_t)(mr->kpages[idx] +
+							 (iova & mask)), n);
+		iova += n;
+		len -= n;
+		idx++;
+	}
+	return err;
+}
+
 /**
  * srdma_mr_xfer - move bytes between registered memory and @x
  * @mr: the MR; the range must have passed srdma_mr_check()
@@ -160,6 +189,8 @@ int srdma_mr_xfer(struct srdma_mr *mr, u64 iova, u32 len, struct srdma_xfer *x)
 
 	if (mr->dma)	/* iova is a kernel virtual address */
 		return srdma_xfer_piece(x, NULL, 0, (u8 *)(uintptr_t)iova, len);
+	if (mr->kpages)
+		return srdma_frmr_xfer(mr, iova, len, x);
 
 	off = iova - mr->iova + ib_umem_offset(mr->umem);
 	while (len && !err) {
@@ -306,6 +337,7 @@ int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		kvfree(mr->pages);
 		ib_umem_release(mr->umem);
 	}
+	kfree(mr->kpages);
 	kfree_rcu(mr, rcu);
 	return 0;
 }

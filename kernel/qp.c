@@ -225,6 +225,8 @@ enum ib_wc_opcode srdma_wr_to_wc_opcode(u32 wr_opcode)
 		return IB_WC_LOCAL_INV;
 	case IB_UVERBS_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case SRDMA_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
 	}

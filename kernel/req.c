@@ -118,10 +118,11 @@ static const u32 srdma_qpt_ops[IB_QPT_UD + 1] = {
 		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
 		      SRDMA_WR(RDMA_READ) | SRDMA_WR(ATOMIC_CMP_AND_SWP) |
 		      SRDMA_WR(ATOMIC_FETCH_AND_ADD) | SRDMA_WR(LOCAL_INV) |
-		      SRDMA_WR(BIND_MW),
+		      SRDMA_WR(BIND_MW) | BIT(SRDMA_WR_REG_MR),
 	[IB_QPT_UC] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
 		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
-		      SRDMA_WR(LOCAL_INV) | SRDMA_WR(BIND_MW),
+		      SRDMA_WR(LOCAL_INV) | SRDMA_WR(BIND_MW) |
+		      BIT(SRDMA_WR_REG_MR),
 	[IB_QPT_UD] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM),
 	[IB_QPT_GSI] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM),
 };
@@ -136,7 +137,7 @@ static bool srdma_wr_atomic(u32 opcode)
 static bool srdma_wr_local(u32 opcode)
 {
 	return opcode == IB_UVERBS_WR_LOCAL_INV ||
-	       opcode == IB_UVERBS_WR_BIND_MW;
+	       opcode == IB_UVERBS_WR_BIND_MW || opcode == SRDMA_WR_REG_MR;
 }
 
 /* Reads and atomics complete when their response is in, not on an ACK. */
@@ -159,7 +160,8 @@ static void srdma_fetch(struct srdma_qp *qp)
 	qp->fetched++;
 
 	if (w->opcode >= 32 ||
-	    !(srdma_qpt_ops[qp->ibqp.qp_type] & BIT(w->opcode))) {
+	    !(srdma_qpt_ops[qp->ibqp.qp_type] & BIT(w->opcode)) ||
+	    (w->opcode == SRDMA_WR_REG_MR && qp->ibqp.uobject)) {
 		st->status = IB_WC_LOC_QP_OP_ERR;
 		return;
 	}
@@ -361,7 +363,9 @@ static int srdma_req_local(struct srdma_qp *qp)
 		st->local_done = true;
 		if (w->opcode == IB_UVERBS_WR_BIND_MW)
 			status = srdma_mw_bind(qp, w);
-		else if (srdma_mw_invalidate(qp, (__force u32)w->ex, false))
+		else if (w->opcode == SRDMA_WR_REG_MR)
+			status = srdma_frmr_register(qp, w);
+		else if (srdma_key_invalidate(qp, (__force u32)w->ex, false))
 			status = IB_WC_LOC_QP_OP_ERR;
 		if (status)
 			return -status;

@@ -201,10 +201,10 @@ static int srdma_resp_send(struct srdma_qp *qp,
 		return RESP_QP_ERROR;
 	}
 	qp->recv_off += pkt->payload_len;
-	/* SEND with invalidate: the window closes before the completion. */
+	/* SEND with invalidate: the key dies before the completion. */
 	if ((flags & ROCE_F_IETH) &&
-	    srdma_mw_invalidate(qp, roce_ieth_rkey(roce_pkt_ieth(pkt)),
-				true)) {
+	    srdma_key_invalidate(qp, roce_ieth_rkey(roce_pkt_ieth(pkt)),
+				 true)) {
 		srdma_resp_cqe(qp, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 0, pkt);
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 		qp->resp_event = SRDMA_NO_EVENT;	/* the CQE says it */

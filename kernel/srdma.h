@@ -137,12 +137,17 @@ struct srdma_pd {
  * @length: bytes
  * @access: IB_ACCESS_* granted
  * @dma: a DMA MR of a kernel user: addresses are kernel virtual
+ * @kpages: a fast-register MR (frmr.c): its pages' kernel addresses
+ * @npages: entries of @kpages mapped
+ * @max_pages: room in @kpages
+ * @page_shift: of the page size @kpages was mapped with
+ * @valid: a fast-register MR: registered and not invalidated
  * @ref: the table's reference plus one per transport lookup
  * @released: completed when @ref drops to zero
  * @rcu: the memory outlives RCU readers of the key table
  *
- * Lifetime: created by reg_mr/get_dma_mr, which publish it in the key
- * table; dereg_mr unpublishes it, waits until no lookup holds it and
+ * Lifetime: created by reg_mr/get_dma_mr/alloc_mr, which publish it in
+ * the key table; dereg_mr unpublishes it, waits until no lookup holds it and
  * frees it after an RCU grace period.
  */
 struct srdma_mr {
@@ -153,6 +158,11 @@ struct srdma_mr {
 	u64 length;
 	int access;
 	bool dma;
+	u64 *kpages;
+	u32 npages;
+	u32 max_pages;
+	u8 page_shift;
+	bool valid;
 	refcount_t ref;
 	struct completion released;
 	struct rcu_head rcu;
@@ -524,12 +534,24 @@ struct ib_mr *srdma_get_dma_mr(struct ib_pd *pd, int access);
 int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 u32 srdma_key_index(u32 key);
 int srdma_key_alloc(struct srdma_dev *sdev, void *entry, u32 *key);
+int srdma_mr_add(struct srdma_dev *sdev, struct srdma_mr *mr);
 struct srdma_mr *srdma_mr_get(struct srdma_dev *sdev, u32 key,
 			      struct ib_pd *pd, int access);
 void srdma_mr_put(struct srdma_mr *mr);
 bool srdma_mr_check(const struct srdma_mr *mr, u64 iova, u64 len);
 int srdma_mr_xfer(struct srdma_mr *mr, u64 iova, u32 len,
 		  struct srdma_xfer *x);
+
+/* frmr.c: fast-register MRs of kernel consumers */
+/* The kernel-only ring opcode of IB_WR_REG_MR: user WQEs may not use it. */
+#define SRDMA_WR_REG_MR		31
+#define SRDMA_MAX_FRMR_PAGES	512
+struct ib_mr *srdma_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int srdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+u8 srdma_frmr_register(struct srdma_qp *qp, const struct softrdma_send_wqe *w);
+int srdma_key_invalidate(struct srdma_qp *qp, u32 key, bool remote);
 
 /* mw.c */
 int srdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
