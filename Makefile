@@ -22,7 +22,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	busybox-static kmod iproute2 binutils gcc make clang pkg-config \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
-	nvme-cli fio \
+	nvme-cli fio qperf ucx-utils \
 	perftest python3-pyverbs gnuplot-nox tshark
 
 .PHONY: all module provider selftests deps demo check bench pyverbs unit install clean

@@ -159,6 +159,12 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 		cqe.wc_flags |= SOFTRDMA_WC_GRH;
 		cqe.net_type = to_rx_pkt(pkt)->skb->protocol == htons(ETH_P_IP) ?
 			       SOFTRDMA_NET_IPV4 : SOFTRDMA_NET_IPV6;
+		/*
+		 * RoCE has no SL; a RoCE NIC (mlx5) reports the GRH's L3
+		 * type in it instead (2 IPv4, 1 IPv6), and UCX's ud_verbs
+		 * reads it to find the destination address in the GRH.
+		 */
+		cqe.sl = cqe.net_type == SOFTRDMA_NET_IPV4 ? 2 : 1;
 	}
 	if (imm && !status) {
 		cqe.ex = roce_immdt_get(imm);
