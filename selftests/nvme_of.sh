@@ -55,17 +55,20 @@ nvme_dev() {
 	done
 }
 
+# One queue is polled (IB_POLL_DIRECT), the others complete in softirq.
 connect() {
-	nvme connect -t rdma -a 10.9.0.1 -s 4420 -n $NQN -q $HOSTNQN &&
+	nvme connect -t rdma -a 10.9.0.1 -s 4420 -n $NQN -q $HOSTNQN \
+		--nr-poll-queues=1 &&
 		wait_for '[ -b "$(nvme_dev)" ]' 30
 }
 
-# fio_verify DEV BS QD: write, read back and check every block (crc32c);
-# prints the write bandwidth in KiB/s.
+# fio_verify DEV BS QD [FIO_ARGS...]: write, read back and check every
+# block (crc32c); prints the write bandwidth in KiB/s.
 fio_verify() {
-	local out
-	out=$(fio --name=verify --filename="$1" --ioengine=libaio --direct=1 \
-		--rw=randwrite --bs="$2" --iodepth="$3" --size=32M \
+	local out dev=$1 bs=$2 qd=$3
+	shift 3
+	out=$(fio --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
+		--rw=randwrite --bs="$bs" --iodepth="$qd" --size=32M "$@" \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 \
 		--output-format=terse --terse-version=3 2>&1) || {
 		echo "$out" | tail -n 5 >&2
@@ -89,11 +92,36 @@ over() {
 			eval "BW_${dev}_${bs}_$qd=\${bw:-0}"
 		done
 	done
+	fio_verify "$blk" 4k 1 --ioengine=pvsync2 --hipri >/dev/null
+	ktap_result "$dev: fio on the polled queue (hipri), crc32c verified" $?
 	ktap_check "$dev: nvme disconnect" nvme disconnect -n $NQN
 	ktap_check "$dev: the target comes down" target_down
 }
 
-ktap_plan 16
+# The device goes away under a running fio: nvme-rdma drops the
+# controller, fio ends with I/O errors, and a new device serves again.
+device_gone() {
+	local blk pid
+	target_up 10.9.0.1 && connect || return
+	blk=$(nvme_dev)
+	fio --name=bg --filename="$blk" --ioengine=libaio --direct=1 \
+		--rw=randrw --bs=16k --iodepth=16 --time_based --runtime=120 \
+		>/dev/null 2>&1 &
+	pid=$!
+	sleep 3
+	rdma link delete srdma0 || return
+	wait_for "! kill -0 $pid" 60 || { kill $pid; return 1; }
+	wait_for '[ -z "$(nvme_dev)" ]' 60 || return
+	nvme disconnect -n $NQN >/dev/null 2>&1
+	target_down
+	rdma link add srdma0 type softrdma netdev veth0 &&
+		wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001' &&
+		target_up 10.9.0.1 && connect &&
+		fio_verify "$(nvme_dev)" 128k 8 >/dev/null &&
+		nvme disconnect -n $NQN && target_down
+}
+
+ktap_plan 20
 srdma_cleanup
 # nvmet pulls in configfs (a module on Debian), which we then mount.
 modprobe brd rd_nr=1 rd_size=131072 &&
@@ -103,6 +131,9 @@ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 
 srdma0_up || ktap_print "srdma0 did not come up"
 over srdma0
+ktap_check "srdma0 deleted under I/O, then a new one serves" device_gone
+ktap_check "softrdma unloads once its kernel users are gone" \
+	sh -c 'rdma link delete srdma0 && rmmod softrdma'
 srdma_cleanup
 ip link del veth0 2>/dev/null
 
