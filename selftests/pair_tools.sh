@@ -54,7 +54,7 @@ across_cm() {
 		"rdma resource show cm_id | grep -q 'state LISTEN'" "$3" "$4"
 }
 
-ktap_plan 32
+ktap_plan 36
 for srv in a b; do
 	across $srv ibv_rc_pingpong -g 1 -s 4096 -n 100
 	across $srv ibv_rc_pingpong -g 1 -s 1000000 -n 10 -e
@@ -73,6 +73,10 @@ for srv in a b; do
 	across_cm $srv "rping -V" "rping -s -C 20 -S 2000" \
 		"rping -c -a PEER -C 20 -S 2000 -V"
 	across_cm $srv "udaddy" "udaddy -c 2 -C 50" "udaddy -s PEER -c 2 -C 50"
+	across_cm $srv "ucmatose" "ucmatose -c 2 -C 50" \
+		"ucmatose -s PEER -c 2 -C 50"
+	across_cm $srv "rdma_server / rdma_client" "rdma_server" \
+		"rdma_client -s PEER"
 	across_cm $srv "ib_send_bw -R" "ib_send_bw -d $DEV -R -n 200" \
 		"ib_send_bw -d $DEV -R -n 200 PEER"
 	across_cm $srv "ib_write_bw -R" "ib_write_bw -d $DEV -R -n 200" \
