@@ -17,17 +17,15 @@
 #include "send.h"
 #include "softrdma.h"
 
-/*
- * The builders there are, as SRDMA_OP() bits. post_send also takes
- * SEND_WITH_INV, LOCAL_INV and BIND_MW; their builders are not written
- * yet.
- */
+/* The builders there are, as SRDMA_OP() bits: every post_send opcode. */
 #define SRDMA_WR_OPS	(SRDMA_OP(SEND) | SRDMA_OP(SEND_WITH_IMM) | \
+			 SRDMA_OP(SEND_WITH_INV) | \
 			 SRDMA_OP(RDMA_WRITE) | \
 			 SRDMA_OP(RDMA_WRITE_WITH_IMM) | \
 			 SRDMA_OP(RDMA_READ) | \
 			 SRDMA_OP(ATOMIC_CMP_AND_SWP) | \
-			 SRDMA_OP(ATOMIC_FETCH_AND_ADD))
+			 SRDMA_OP(ATOMIC_FETCH_AND_ADD) | \
+			 SRDMA_OP(LOCAL_INV) | SRDMA_OP(BIND_MW))
 
 /* For those, extended ops and post_send opcodes share their bits. */
 #define SRDMA_ASSERT_EX_OP(op)						\
@@ -40,6 +38,9 @@ SRDMA_ASSERT_EX_OP(SEND_WITH_IMM);
 SRDMA_ASSERT_EX_OP(RDMA_READ);
 SRDMA_ASSERT_EX_OP(ATOMIC_CMP_AND_SWP);
 SRDMA_ASSERT_EX_OP(ATOMIC_FETCH_AND_ADD);
+SRDMA_ASSERT_EX_OP(LOCAL_INV);
+SRDMA_ASSERT_EX_OP(BIND_MW);
+SRDMA_ASSERT_EX_OP(SEND_WITH_INV);
 
 static struct srdma_qp *to_sqpx(struct ibv_qp_ex *qpx)
 {
@@ -90,6 +91,40 @@ static void srdma_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 
 	if (wqe)
 		wqe->ex = imm_data;
+}
+
+/* The WQE's ex holds an rkey to invalidate in host order, as ibv_send_wr. */
+static void srdma_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct softrdma_send_wqe *wqe = srdma_wr_build(qpx,
+						       IBV_WR_SEND_WITH_INV);
+
+	if (wqe)
+		wqe->ex = (__be32)invalidate_rkey;
+}
+
+static void srdma_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct softrdma_send_wqe *wqe = srdma_wr_build(qpx, IBV_WR_LOCAL_INV);
+
+	if (wqe)
+		wqe->ex = (__be32)invalidate_rkey;
+}
+
+/* A type 2 window, as post_send binds; type 1 goes through ibv_bind_mw. */
+static void srdma_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *bind_info)
+{
+	struct softrdma_send_wqe *wqe;
+
+	if (!mw || mw->type != IBV_MW_TYPE_2 || !bind_info) {
+		srdma_wr_fail(to_sqpx(qpx), EINVAL);
+		return;
+	}
+	wqe = srdma_wr_build(qpx, IBV_WR_BIND_MW);
+	if (wqe)
+		srdma_wqe_set_bind(wqe, mw->rkey, rkey, bind_info);
 }
 
 static void srdma_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
@@ -280,8 +315,7 @@ static void srdma_wr_abort(struct ibv_qp_ex *qpx)
 /*
  * 0 if QPs of @type have a builder for every IBV_QP_EX_WITH_* bit in
  * @send_ops_flags; else EOPNOTSUPP, so that callers (pyverbs' tests among
- * them) skip what we lack (SEND_WITH_INV, LOCAL_INV, BIND_MW, TSO,
- * ATOMIC_WRITE, ...) instead of failing.
+ * them) skip what we lack (TSO, ATOMIC_WRITE, ...) instead of failing.
  */
 int srdma_check_send_ops_flags(enum ibv_qp_type type, uint64_t send_ops_flags)
 {
@@ -310,6 +344,12 @@ void srdma_qp_init_wr_ops(struct srdma_qp *qp, uint64_t send_ops_flags)
 		qpx->wr_atomic_cmp_swp = srdma_wr_atomic_cmp_swp;
 	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		qpx->wr_atomic_fetch_add = srdma_wr_atomic_fetch_add;
+	if (send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_INV)
+		qpx->wr_send_inv = srdma_wr_send_inv;
+	if (send_ops_flags & IBV_QP_EX_WITH_LOCAL_INV)
+		qpx->wr_local_inv = srdma_wr_local_inv;
+	if (send_ops_flags & IBV_QP_EX_WITH_BIND_MW)
+		qpx->wr_bind_mw = srdma_wr_bind_mw;
 
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = srdma_wr_set_ud_addr;

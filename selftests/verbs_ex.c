@@ -34,10 +34,13 @@
 		 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |			\
 		 IBV_QP_EX_WITH_RDMA_READ |				\
 		 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |			\
-		 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |			\
+		 IBV_QP_EX_WITH_SEND_WITH_INV |				\
+		 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 #define UC_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |	\
 		 IBV_QP_EX_WITH_RDMA_WRITE |				\
-		 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |			\
+		 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 #define UD_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 #define WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |	\
@@ -372,9 +375,9 @@ static void t_unsupported_ops(void)
 		uint64_t ops;
 		const char *what;
 	} bad[] = {
-		{ IBV_QPT_RC, IBV_QP_EX_WITH_SEND_WITH_INV, "RC SEND_WITH_INV" },
-		{ IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV, "RC LOCAL_INV" },
-		{ IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW, "RC BIND_MW" },
+		{ IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV, "UC SEND_WITH_INV" },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV, "UD LOCAL_INV" },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_BIND_MW, "UD BIND_MW" },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_TSO, "RC TSO" },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, "RC ATOMIC_WRITE" },
 		{ IBV_QPT_RC, 1ull << 40, "RC bit 40" },
@@ -599,6 +602,74 @@ static void t_send_imm(struct ep *a, struct ep *b)
 			 "wc_flags %#x imm %#x", w.wc_flags, w.imm) &&
 	     same(dst, src, MSG);
 	ktap_result(ok, "wr_send_imm: SEND_WITH_IMM, the receiver reads the immediate");
+}
+
+/* b binds type 2 window @mw over @mr's first page, known as @rkey. */
+static bool bind_mw(struct ep *b, struct ibv_mw *mw, struct ibv_mr *mr,
+		    uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_mw_bind_info info = {
+		.mr = mr, .addr = (uintptr_t)dst, .length = 4096,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	wr_begin(b, wr_id);
+	ibv_wr_bind_mw(b->qpx, mw, rkey, &info);
+	return complete(b) && wc_is(b, wr_id, IBV_WC_BIND_MW, 0, NULL);
+}
+
+/*
+ * The window builders: wr_bind_mw opens a type 2 window that a WRITE goes
+ * through; wr_send_inv closes it from the peer, wr_local_inv locally.
+ * A type 2 window binds only while invalid, so each rebind proves the
+ * invalidation before it took effect.
+ */
+static void t_mw(struct ep *a, struct ep *b)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, dst, BUF_SIZE,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = mr ? ibv_alloc_mw(pd, IBV_MW_TYPE_2) : NULL;
+	uint32_t rkey;
+	struct wcx w;
+	bool ok;
+
+	ok = ktap_expect(mr && mw, "reg_mr/alloc_mw: %s", strerror(errno));
+	if (ok) {
+		rkey = ibv_inc_rkey(mw->rkey);
+		fill(src, 1000, 9);
+		memset(dst, 0, 1000);
+		ok = bind_mw(b, mw, mr, rkey, 20);
+		wr_begin(a, 21);
+		ibv_wr_rdma_write(a->qpx, rkey, (uintptr_t)dst);
+		ibv_wr_set_sge(a->qpx, src_mr->lkey, (uintptr_t)src, 1000);
+		ok = ok && complete(a) &&
+		     wc_is(a, 21, IBV_WC_RDMA_WRITE, 1000, NULL) &&
+		     same(dst, src, 1000);
+
+		ok = ok && post_recv(b, 22, dst + 8192, 64);
+		wr_begin(a, 23);
+		ibv_wr_send_inv(a->qpx, rkey);
+		ibv_wr_set_sge(a->qpx, src_mr->lkey, (uintptr_t)src, 64);
+		ok = ok && complete(a) && wc_is(a, 23, IBV_WC_SEND, 64, NULL) &&
+		     wc_is(b, 22, IBV_WC_RECV, 64, &w) &&
+		     ktap_expect(w.wc_flags & IBV_WC_WITH_INV,
+				 "wc_flags %#x: no WITH_INV", w.wc_flags);
+
+		rkey = ibv_inc_rkey(rkey);
+		ok = ok && bind_mw(b, mw, mr, rkey, 24);
+		wr_begin(b, 25);
+		ibv_wr_local_inv(b->qpx, rkey);
+		ok = ok && complete(b) &&
+		     wc_is(b, 25, IBV_WC_LOCAL_INV, 0, NULL) &&
+		     bind_mw(b, mw, mr, ibv_inc_rkey(rkey), 26);
+	}
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (mr)
+		ibv_dereg_mr(mr);
+	ktap_result(ok, "wr_bind_mw, wr_send_inv, wr_local_inv: a type 2 window opened, written through, closed remotely and locally");
 }
 
 /* Two SGEs gathered into one WRITE. */
@@ -1129,7 +1200,7 @@ int main(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 	gid_index = argc > 2 ? atoi(argv[2]) : 1;
-	ktap_plan(17);
+	ktap_plan(18);
 	ctx = open_by_name(argv[1]);
 	if (!ctx || ibv_query_gid(ctx, 1, gid_index, &gid)) {
 		ktap_print("cannot open %s port 1 GID %d", argv[1], gid_index);
@@ -1165,6 +1236,7 @@ int main(int argc, char **argv)
 	t_inline(&a, &b);
 	t_batch(&a, &b);
 	t_abort(&a, &b);
+	t_mw(&a, &b);
 	t_errors(&a, &b);
 	ep_close(&a);
 	ep_close(&b);
