@@ -958,10 +958,15 @@ static void t_malformed(void)
 		p[i] = p[0];
 		p[i].b[RPKT_BTH + 5] = 0;
 		p[i].b[RPKT_BTH + 6] = 0;
-		p[i].b[RPKT_BTH + 7] = i - 1;	/* QP0, QP1: none here */
+		p[i].b[RPKT_BTH + 7] = 2 * (i - 1);	/* no QP0 on RoCE, QP2 */
 		rpkt_seal(&p[i]);
 	}
-	t_drop("QPN of no QP (0xfffffe, 0, 1): dropped", &L, p, 3, "no_qp");
+	t_drop("QPN of no QP (0xfffffe, 0, 2): dropped", &L, p, 3, "no_qp");
+	/* QP1 is the MAD layer's GSI QP: datagrams only. */
+	p[0].b[RPKT_BTH + 7] = 1;
+	p[0].b[RPKT_BTH + 5] = p[0].b[RPKT_BTH + 6] = 0;
+	rpkt_seal(&p[0]);
+	t_drop("an RC SEND to QP1, the GSI QP: dropped", &L, p, 1, "qp_type");
 
 	for (i = 0; i < ARRAY_SIZE(X); i++) {
 		char name[128];
@@ -1699,7 +1704,7 @@ int main(int argc, char **argv)
 	rng = seed ^ 0x5eed;
 	rng_aux = seed;
 
-	ktap_plan(47);
+	ktap_plan(48);
 	ktap_print("seed %" PRIu64 ", %" PRIu64 " fuzz packets", seed, count);
 	t_vector();
 	if (!ktap_result(setup(argv[2], argv[3]), "set up QPs, MRs in two PDs and the peer's sockets"))
