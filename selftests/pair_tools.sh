@@ -22,7 +22,8 @@ across_run() {
 	out=$(mktemp)
 	"$SYNC" barrier "start$step" 120 || return
 	if [ "$VM_HOST" = "$srv" ]; then
-		timeout "$TOOL_TIMEOUT" $server >"$out" 2>&1 &
+		# Line-buffered: an error and the output before it stay in order.
+		timeout "$TOOL_TIMEOUT" stdbuf -oL $server >"$out" 2>&1 &
 		local pid=$!
 		wait_for "$listening" 60
 		"$SYNC" barrier "listen$step" 120
@@ -31,11 +32,15 @@ across_run() {
 		side=server
 	else
 		"$SYNC" barrier "listen$step" 120
-		timeout "$TOOL_TIMEOUT" $client >"$out" 2>&1
+		timeout "$TOOL_TIMEOUT" stdbuf -oL $client >"$out" 2>&1
 		rc=$?
 		side=client
 	fi
-	[ $rc -eq 0 ] || sed 's/^/# /' "$out" | tail -n 15
+	if [ $rc -ne 0 ]; then
+		echo "exit $rc" >>"$out"
+		rdma statistic show link "$DEV/1" >>"$out" 2>&1
+		sed 's/^/# /' "$out" | tail -n 30
+	fi
 	rm -f "$out"
 	ktap_result "$name ($side on $DEV)" $rc
 }
