@@ -160,24 +160,20 @@ int srdma_kpost_send(struct srdma_qp *qp, const struct ib_send_wr *wr,
 	return err;
 }
 
-int srdma_kpost_recv(struct srdma_qp *qp, const struct ib_recv_wr *wr,
-		     const struct ib_recv_wr **bad_wr)
+/* Receive WRs into @rq (a QP's or an SRQ's), under the caller's @lock. */
+static int srdma_kring_post_recv(struct srdma_ring *rq, spinlock_t *lock,
+				 u32 max_sge, const struct ib_recv_wr *wr,
+				 const struct ib_recv_wr **bad_wr)
 {
-	struct srdma_ring *rq = &qp->rq;
 	unsigned long flags;
 	int err = 0;
 	int i;
 
-	if (!rq->hdr || READ_ONCE(qp->state) == IB_QPS_RESET) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-
-	spin_lock_irqsave(&qp->post_lock, flags);
+	spin_lock_irqsave(lock, flags);
 	for (; wr; wr = wr->next) {
 		struct softrdma_recv_wqe *w;
 
-		if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_recv_sge) {
+		if (wr->num_sge < 0 || wr->num_sge > max_sge) {
 			err = -EINVAL;
 			break;
 		}
@@ -196,13 +192,41 @@ int srdma_kpost_recv(struct srdma_qp *qp, const struct ib_recv_wr *wr,
 		}
 		smp_store_release(&rq->hdr->producer, rq->hdr->producer + 1);
 	}
-	spin_unlock_irqrestore(&qp->post_lock, flags);
+	spin_unlock_irqrestore(lock, flags);
 	if (err)
 		*bad_wr = wr;
+	return err;
+}
+
+int srdma_kpost_recv(struct srdma_qp *qp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr)
+{
+	int err;
+
+	if (!qp->rq.hdr || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	err = srdma_kring_post_recv(&qp->rq, &qp->post_lock,
+				    qp->cap.max_recv_sge, wr, bad_wr);
 	/* The responder takes WQEs as packets come; ERR flushes them. */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		queue_work(srdma_tx_wq, &qp->req_work);
 	return err;
+}
+
+/* Userspace posts to an SRQ through its ring, with no system call. */
+int srdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct srdma_srq *srq = to_ssrq(ibsrq);
+
+	if (ibsrq->uobject) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	return srdma_kring_post_recv(&srq->rq, &srq->post_lock, srq->max_sge,
+				     wr, bad_wr);
 }
 
 /*

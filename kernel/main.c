@@ -118,6 +118,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.modify_srq = srdma_modify_srq,
 	.poll_cq = srdma_poll_cq,
 	.post_recv = srdma_post_recv,
+	.post_srq_recv = srdma_post_srq_recv,
 	.post_send = srdma_post_send,
 	.query_device = srdma_query_device,
 	.query_pkey = srdma_query_pkey,

@@ -243,6 +243,7 @@ static inline struct srdma_cq *to_scq(struct ib_cq *ibcq)
  * @ibsrq: core SRQ
  * @rq: receive WQEs; the provider produces, attached QPs consume
  * @lock: serialises the consumers (QPs in softirq) and @limit
+ * @post_lock: a kernel SRQ: serialises its producers (IRQs may be off)
  * @max_sge: SGEs a WQE may have
  * @limit: armed limit, 0 when not armed
  *
@@ -253,6 +254,7 @@ struct srdma_srq {
 	struct ib_srq ibsrq;
 	struct srdma_ring rq;
 	spinlock_t lock;
+	spinlock_t post_lock;
 	u32 max_sge;
 	u32 limit;
 };
@@ -599,6 +601,8 @@ int srdma_kpost_send(struct srdma_qp *qp, const struct ib_send_wr *wr,
 int srdma_kpost_recv(struct srdma_qp *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
 int srdma_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int srdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
 
 /* ah.c */
 int srdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

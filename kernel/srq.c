@@ -2,7 +2,8 @@
 /*
  * Shared receive queues: one ring of receive WQEs the provider posts to
  * with no system call, from which every QP attached to it takes, and the
- * limit event that tells the owner the ring runs low.
+ * limit event that tells the owner the ring runs low. A kernel SRQ has
+ * the same ring in kernel memory (posted in kverbs.c).
  */
 #include <linux/log2.h>
 
@@ -29,9 +30,9 @@ int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	u32 slot;
 	int err;
 
-	if (init->srq_type != IB_SRQT_BASIC || !udata)
+	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
-	if (udata->outlen < sizeof(resp))
+	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 	err = srdma_srq_check(attr);
 	if (err)
@@ -43,9 +44,10 @@ int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	}
 	uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext, ibuc);
 	spin_lock_init(&srq->lock);
+	spin_lock_init(&srq->post_lock);
 	slot = ALIGN(sizeof(struct softrdma_recv_wqe) +
 		     max(attr->max_sge, 1U) * sizeof(struct softrdma_sge), 16);
-	err = srdma_ring_alloc(&srq->rq, &uctx->ibuc,
+	err = srdma_ring_alloc(&srq->rq, uctx ? &uctx->ibuc : NULL,
 			       roundup_pow_of_two(attr->max_wr), slot);
 	if (err)
 		goto err_count;
@@ -55,6 +57,8 @@ int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			sizeof(struct softrdma_sge);
 	srq->max_sge = attr->max_sge;
 	srq->limit = attr->srq_limit;
+	if (!udata)
+		return 0;
 
 	srdma_ring_info(&srq->rq, &resp.rq);
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));

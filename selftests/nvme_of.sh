@@ -121,7 +121,20 @@ device_gone() {
 		nvme disconnect -n $NQN && target_down
 }
 
-ktap_plan 20
+# The target takes its receives from shared receive queues (use_srq).
+srq_target() {
+	local rc
+	modprobe -r nvmet-rdma && modprobe nvmet-rdma use_srq=1 || return
+	target_up 10.9.0.1 && connect &&
+		fio_verify "$(nvme_dev)" 128k 16 >/dev/null &&
+		nvme disconnect -n $NQN
+	rc=$?
+	target_down
+	modprobe -r nvmet-rdma && modprobe nvmet-rdma
+	return $rc
+}
+
+ktap_plan 21
 srdma_cleanup
 # nvmet pulls in configfs (a module on Debian), which we then mount.
 modprobe brd rd_nr=1 rd_size=131072 &&
@@ -131,6 +144,7 @@ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 
 srdma0_up || ktap_print "srdma0 did not come up"
 over srdma0
+ktap_check "srdma0: nvmet-rdma on SRQs (use_srq=1), fio verified" srq_target
 ktap_check "srdma0 deleted under I/O, then a new one serves" device_gone
 ktap_check "softrdma unloads once its kernel users are gone" \
 	sh -c 'rdma link delete srdma0 && rmmod softrdma'
