@@ -15,17 +15,7 @@ ktap_plan 10
 srdma_cleanup
 modprobe rdma_ucm
 
-ip netns add ns1
-ip netns add ns2
-ip link add veth1 netns ns1 type veth peer name veth2 netns ns2
-for i in 1 2; do
-	ip -n ns$i link set lo up
-	ip -n ns$i addr add 10.9.0.$i/24 dev veth$i
-	ip -n ns$i link set veth$i up
-	ip netns exec ns$i rdma link add srdma$i type softrdma netdev veth$i
-done
-wait_for 'ibdev_gids srdma2 | grep -q ffff:0a09:0002' ||
-	ktap_print "the GIDs did not come up"
+ns_pair || ktap_print "the two namespaces did not come up"
 
 # pair NAME PORT SERVER_CMD CLIENT_CMD: the server (a shell command) in ns1
 # listens on TCP PORT (its side channel), the client in ns2 runs against
@@ -41,17 +31,12 @@ pair() {
 	rc_c=$?
 	wait $pid
 	rc_s=$?
-	if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ] || grep -q 'UCX  ERROR' "$out"; then
-		ktap_print "client exit $rc_c, server exit $rc_s"
-		sed 's/^/# /' "$out" | tail -n 20
-		rc_c=1
-	else
-		# The result line: ucx_perftest's "Final:", qperf's values.
+	# A UCX error fails the run even when the tool exits 0.
+	! grep -q 'UCX  ERROR' "$out" || rc_c=1
+	# The results: ucx_perftest's "Final:" line, qperf's values.
+	[ $rc_c -ne 0 ] || [ $rc_s -ne 0 ] ||
 		grep -E 'Final:|=' "$out" | sed 's/^/# /'
-	fi
-	rm -f "$out"
-	[ $rc_c -eq 0 ] && [ $rc_s -eq 0 ]
-	ktap_result "$name" $?
+	pair_result "$name" "$out" $rc_c $rc_s
 }
 
 # UCT level: one transport, named; ns1's device serves, ns2's connects.

@@ -11,18 +11,7 @@ ktap_plan 17
 srdma_cleanup
 modprobe rdma_ucm
 
-ip netns add ns1
-ip netns add ns2
-ip link add veth1 netns ns1 type veth peer name veth2 netns ns2
-for i in 1 2; do
-	ip -n ns$i link set lo up
-	ip -n ns$i addr add 10.9.0.$i/24 dev veth$i
-	ip -n ns$i addr add fd09::$i/64 dev veth$i nodad
-	ip -n ns$i link set veth$i up
-	ip netns exec ns$i rdma link add srdma$i type softrdma netdev veth$i
-done
-wait_for 'ibdev_gids srdma2 | grep -q "^fd09:0000:0000:0000:0000:0000:0000:0002$"' ||
-	ktap_print "the GIDs did not come up"
+ns_pair || ktap_print "the two namespaces did not come up"
 
 # One host that answers nothing: ns3 has an address but no RDMA device,
 # behind a second link of ns1 (with srdma3 over it).
@@ -50,13 +39,7 @@ cm_pair() {
 	rc_c=$?
 	wait $pid
 	rc_s=$?
-	if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ]; then
-		ktap_print "client exit $rc_c, server exit $rc_s"
-		sed 's/^/# /' "$out" | tail -n 20
-	fi
-	rm -f "$out"
-	[ $rc_c -eq 0 ] && [ $rc_s -eq 0 ]
-	ktap_result "$name" $?
+	pair_result "$name" "$out" $rc_c $rc_s
 }
 
 # No cm_id, and no QP but the MAD layer's QP1s, is left.

@@ -162,6 +162,38 @@ pair_device_up() {
 	wait_for "ibdev_gids $DEV | grep -q ':ffff:'"
 }
 
+# ns_pair: two hosts in one guest: namespaces ns1 and ns2 joined by
+# veth1/veth2 (10.9.0.1 and .2, fd09::1 and ::2), with srdma1 and srdma2
+# over them, their GIDs up.
+ns_pair() {
+	local i
+	ip netns add ns1 && ip netns add ns2 &&
+		ip link add veth1 netns ns1 type veth peer name veth2 netns ns2 ||
+		return
+	for i in 1 2; do
+		ip -n ns$i link set lo up &&
+			ip -n ns$i addr add 10.9.0.$i/24 dev veth$i &&
+			ip -n ns$i addr add fd09::$i/64 dev veth$i nodad &&
+			ip -n ns$i link set veth$i up &&
+			ip netns exec ns$i rdma link add srdma$i type softrdma \
+				netdev veth$i || return
+	done
+	wait_for 'ibdev_gids srdma2 | grep -q "^fd09:0000:0000:0000:0000:0000:0000:0002$"'
+}
+
+# pair_result NAME OUT RC_CLIENT RC_SERVER: the TAP result of a client and
+# server run, their output (in file OUT, removed) shown on a failure.
+pair_result() {
+	local name=$1 out=$2 rc_c=$3 rc_s=$4
+	if [ "$rc_c" -ne 0 ] || [ "$rc_s" -ne 0 ]; then
+		ktap_print "client exit $rc_c, server exit $rc_s"
+		sed 's/^/# /' "$out" | tail -n 20
+	fi
+	rm -f "$out"
+	[ "$rc_c" -eq 0 ] && [ "$rc_s" -eq 0 ]
+	ktap_result "$name" $?
+}
+
 TOOL_PORT=18515	# the default TCP port of pingpong and perftest
 TOOL_TIMEOUT=${TOOL_TIMEOUT:-120}
 
@@ -180,13 +212,7 @@ client_server() {
 	rc_c=$?
 	wait $pid
 	rc_s=$?
-	if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ]; then
-		ktap_print "client exit $rc_c, server exit $rc_s"
-		sed 's/^/# /' "$out" | tail -n 20
-	fi
-	rm -f "$out"
-	[ $rc_c -eq 0 ] && [ $rc_s -eq 0 ]
-	ktap_result "$name" $?
+	pair_result "$name" "$out" $rc_c $rc_s
 }
 
 # Remove everything a test may leave behind: devices, links, namespaces.
