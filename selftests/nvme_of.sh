@@ -58,7 +58,7 @@ nvme_dev() {
 # One queue is polled (IB_POLL_DIRECT), the others complete in softirq.
 connect() {
 	nvme connect -t rdma -a 10.9.0.1 -s 4420 -n $NQN -q $HOSTNQN \
-		--nr-poll-queues=1 &&
+		--nr-poll-queues=1 "$@" &&
 		wait_for '[ -b "$(nvme_dev)" ]' 30
 }
 
@@ -98,22 +98,28 @@ over() {
 	ktap_check "$dev: the target comes down" target_down
 }
 
-# The device goes away under a running fio: nvme-rdma drops the
-# controller, fio ends with I/O errors, and a new device serves again.
+# The device goes away under a running fio. nvme-rdma drops the
+# controller: at once when it learns of the removal, or, when an I/O
+# error put it into reconnecting first, once ctrl-loss-tmo has passed. fio
+# ends with I/O errors, and a new device serves again.
 device_gone() {
-	local blk pid
-	target_up 10.9.0.1 && connect || return
+	local blk pid rc=0
+	target_up 10.9.0.1 && connect --ctrl-loss-tmo=5 --reconnect-delay=1 ||
+		return
 	blk=$(nvme_dev)
 	fio --name=bg --filename="$blk" --ioengine=libaio --direct=1 \
 		--rw=randrw --bs=16k --iodepth=16 --time_based --runtime=120 \
 		>/dev/null 2>&1 &
 	pid=$!
 	sleep 3
-	rdma link delete srdma0 || return
-	wait_for "! kill -0 $pid" 60 || { kill $pid; return 1; }
-	wait_for '[ -z "$(nvme_dev)" ]' 60 || return
+	rdma link delete srdma0 || rc=1
+	wait_for "! kill -0 $pid" 90 || { ktap_print "fio still runs"; rc=1; }
+	wait_for '[ -z "$(nvme_dev)" ]' 60 ||
+		{ ktap_print "the controller is still there"; rc=1; }
+	kill $pid 2>/dev/null
 	nvme disconnect -n $NQN >/dev/null 2>&1
 	target_down
+	[ $rc -eq 0 ] || return 1
 	rdma link add srdma0 type softrdma netdev veth0 &&
 		wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001' &&
 		target_up 10.9.0.1 && connect &&
@@ -147,7 +153,7 @@ over srdma0
 ktap_check "srdma0: nvmet-rdma on SRQs (use_srq=1), fio verified" srq_target
 ktap_check "srdma0 deleted under I/O, then a new one serves" device_gone
 ktap_check "softrdma unloads once its kernel users are gone" \
-	sh -c 'rdma link delete srdma0 && rmmod softrdma'
+	sh -c 'rdma link delete srdma0; rmmod softrdma'
 srdma_cleanup
 ip link del veth0 2>/dev/null
 
