@@ -93,31 +93,8 @@ static inline int ep_connect(struct ep *e, const struct ep *peer)
 			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret)
 		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = ack_timeout;
-	a.retry_cnt = retry_cnt;
-	a.rnr_retry = rnr_retry;
-	a.max_rd_atomic = 16;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return qp_rtr_rts(e->qp, peer->qp->qp_num, &gid, gid_index,
+			  IBV_MTU_4096, ack_timeout, retry_cnt, rnr_retry);
 }
 
 static inline bool pair_open(struct ep *a, struct ep *b, int cqe)

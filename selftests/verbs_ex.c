@@ -160,36 +160,10 @@ static int to_init(struct ibv_qp *qp, enum ibv_qp_type type)
 /* RESET -> INIT -> RTR -> RTS, connected to @peer on this device. */
 static int rc_connect(struct ep *e, const struct ep *peer)
 {
-	struct ibv_qp_attr a = {};
-	int ret;
+	int ret = to_init(e->qp, IBV_QPT_RC);
 
-	ret = to_init(e->qp, IBV_QPT_RC);
-	if (ret)
-		return ret;
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return ret ? ret : qp_rtr_rts(e->qp, peer->qp->qp_num, &gid,
+				      gid_index, IBV_MTU_1024, 14, 7, 7);
 }
 
 /* @channel: for a's CQ's events, or NULL. */

@@ -44,4 +44,44 @@ static inline int64_t hw_counter(struct ibv_context *ctx, const char *name)
 	return v;
 }
 
+/*
+ * INIT -> RTR -> RTS of a connected QP: to QP @dest_qpn at @dgid, from
+ * this port's GID @gid_index, with the given path MTU and retry budget.
+ */
+static inline int qp_rtr_rts(struct ibv_qp *qp, uint32_t dest_qpn,
+			     const union ibv_gid *dgid, int gid_index,
+			     enum ibv_mtu mtu, uint8_t timeout,
+			     uint8_t retry_cnt, uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = mtu,
+		.dest_qp_num = dest_qpn,
+		.max_dest_rd_atomic = 16,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = { .dgid = *dgid, .sgid_index = gid_index,
+				 .hop_limit = 64 },
+			.port_num = 1,
+		},
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = timeout;
+	a.retry_cnt = retry_cnt;
+	a.rnr_retry = rnr_retry;
+	a.max_rd_atomic = 16;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 #endif /* SRDMA_VERBS_UTIL_H */
