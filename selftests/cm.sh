@@ -77,8 +77,8 @@ cm_pair "rdma_server / rdma_client" \
 	ns2 "rdma_client -s 10.9.0.1"
 for tool in ib_send_bw ib_write_bw ib_read_bw ib_write_lat; do
 	cm_pair "perftest $tool -R" \
-		ns1 "$tool -d srdma1 -R -n 200" \
-		ns2 "$tool -d srdma2 -R -n 200 10.9.0.1"
+		ns1 "$tool -d srdma1 -R -F -n 200" \
+		ns2 "$tool -d srdma2 -R -F -n 200 10.9.0.1"
 done
 
 # 200 connections made and torn down one after the other.

@@ -82,11 +82,11 @@ for srv in a b; do
 		"ucmatose -s PEER -c 2 -C 50"
 	across_cm $srv "rdma_server / rdma_client" "rdma_server" \
 		"rdma_client -s PEER"
-	across_cm $srv "ib_send_bw -R" "ib_send_bw -d $DEV -R -n 200" \
-		"ib_send_bw -d $DEV -R -n 200 PEER"
-	across_cm $srv "ib_write_bw -R" "ib_write_bw -d $DEV -R -n 200" \
-		"ib_write_bw -d $DEV -R -n 200 PEER"
-	across_cm $srv "ib_read_lat -R" "ib_read_lat -d $DEV -R -n 200" \
-		"ib_read_lat -d $DEV -R -n 200 PEER"
+	across_cm $srv "ib_send_bw -R" "ib_send_bw -d $DEV -R -F -n 200" \
+		"ib_send_bw -d $DEV -R -F -n 200 PEER"
+	across_cm $srv "ib_write_bw -R" "ib_write_bw -d $DEV -R -F -n 200" \
+		"ib_write_bw -d $DEV -R -F -n 200 PEER"
+	across_cm $srv "ib_read_lat -R" "ib_read_lat -d $DEV -R -F -n 200" \
+		"ib_read_lat -d $DEV -R -F -n 200 PEER"
 done
 ktap_finish
