@@ -72,6 +72,7 @@ static void srdma_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&srdma_dev_lock);
 
+	srdma_loop_fini(sdev);
 	if (sdev->net_attached)
 		srdma_net_detach(sdev);
 	srdma_counters_fini(sdev);
@@ -156,7 +157,7 @@ static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
 	INIT_WORK(&sdev->unreg_work, srdma_unreg_work);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
-	if (srdma_counters_init(sdev)) {
+	if (srdma_counters_init(sdev) || srdma_loop_init(sdev)) {
 		ib_dealloc_device(&sdev->ibdev);	/* undoes the above */
 		return NULL;
 	}

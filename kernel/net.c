@@ -146,8 +146,8 @@ void srdma_net_detach(struct srdma_dev *sdev)
 }
 
 /**
- * srdma_net_rx_dev - the device a datagram on socket @sk counts against
- * @sk: one of our sockets
+ * srdma_net_rx_dev - the device a datagram counts against
+ * @net: the namespace it came in on
  * @ndev: the netdev it arrived on
  *
  * The device over @ndev, else (e.g. over the loopback device) the
@@ -155,10 +155,10 @@ void srdma_net_detach(struct srdma_dev *sdev)
  *
  * Return: the device, or NULL while the namespace has none.
  */
-struct srdma_dev *srdma_net_rx_dev(const struct sock *sk,
+struct srdma_dev *srdma_net_rx_dev(struct net *net,
 				   const struct net_device *ndev)
 {
-	struct srdma_net *snet = net_generic(sock_net(sk), srdma_net_id);
+	struct srdma_net *snet = net_generic(net, srdma_net_id);
 	struct srdma_dev *sdev;
 
 	list_for_each_entry_rcu(sdev, &snet->devs, net_node)

@@ -423,7 +423,7 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 /*
  * Read responses go out from process context, a burst per lock hold, so a
  * large read cannot flood the receive backlog of a local peer in one
- * softirq.
+ * softirq. (Small ones go at once: see srdma_resp_answer().)
  */
 static void srdma_resp_read_work(struct work_struct *work)
 {
@@ -450,6 +450,23 @@ static void srdma_resp_read_work(struct work_struct *work)
 			return;
 		cond_resched();
 	}
+}
+
+/*
+ * Send the answer @rd now if nothing is queued before it and it fits in
+ * one burst (an atomic, a small read: no context switch on the latency
+ * path), else queue it behind the reads in flight: responses leave in
+ * PSN order. Called under rq_lock, like the work.
+ */
+static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
+{
+	if (qp->rd_head - qp->rd_tail == 1 &&
+	    (rd->atomic || rd->len <= SRDMA_READ_BURST * qp->mtu) &&
+	    srdma_resp_read_burst(qp, rd)) {
+		qp->rd_tail++;
+		return;
+	}
+	queue_work(srdma_tx_wq, &qp->rd_work);
 }
 
 /*
@@ -492,22 +509,8 @@ static int srdma_resp_read(struct srdma_qp *qp,
 	/* A new read is one more message; a duplicate repeats its MSN. */
 	rd->msn = psn == qp->epsn ? (qp->msn + 1) & ROCE_AETH_MSN_MASK :
 				    qp->msn;
-	queue_work(srdma_tx_wq, &qp->rd_work);
+	srdma_resp_answer(qp, rd);
 	return RESP_DONE;
-}
-
-/*
- * Send the answer @rd now if nothing is queued before it, else queue it
- * behind the reads in flight: responses leave in PSN order.
- */
-static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
-{
-	if (qp->rd_head - qp->rd_tail == 1 && rd->atomic) {
-		srdma_resp_atomic_ack(qp, rd);
-		qp->rd_tail++;
-		return;
-	}
-	queue_work(srdma_tx_wq, &qp->rd_work);
 }
 
 /*

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Receive: a UDP datagram on port 4791 of a namespace with softrdma
- * devices is checked (headers, ICRC), matched to its QP and handed to
- * the responder (requests) or the completer (responses). A packet that
- * fails a check is dropped and counted by reason.
+ * devices, or a packet looped back by one of them (loop.c), is checked
+ * (headers; the ICRC if it came through the stack), matched to its QP
+ * and handed to the responder (requests) or the completer (responses).
+ * A packet that fails a check is dropped and counted by reason.
  */
 #include <linux/inetdevice.h>
 #include <linux/ip.h>
@@ -75,12 +76,12 @@ static bool srdma_rx_from_peer(struct srdma_qp *qp, struct sk_buff *skb,
  * Drop a datagram no QP took: counted against the device of the netdev it
  * came in on (see srdma_net_rx_dev()).
  */
-static void srdma_rx_drop(struct sock *sk, struct sk_buff *skb, int cnt)
+static void srdma_rx_drop(struct net *net, struct sk_buff *skb, int cnt)
 {
 	struct srdma_dev *sdev;
 
 	rcu_read_lock();
-	sdev = srdma_net_rx_dev(sk, skb->dev);
+	sdev = srdma_net_rx_dev(net, skb->dev);
 	if (sdev) {
 		srdma_count(sdev, SRDMA_CNT_RX_PKTS);
 		srdma_count_add(sdev, SRDMA_CNT_RX_BYTES,
@@ -93,14 +94,14 @@ static void srdma_rx_drop(struct sock *sk, struct sk_buff *skb, int cnt)
 
 /**
  * srdma_gsi_lookup_rcu - the GSI QP a datagram for QP1 goes to
- * @sk: our UDP socket it came in on
+ * @net: the namespace it came in on
  * @skb: the datagram
  *
  * QP1 is per device: the one over the netdev the datagram came in on or,
  * looped back, over the netdev holding its destination address.
  * Caller holds rcu_read_lock().
  */
-static struct srdma_qp *srdma_gsi_lookup_rcu(const struct sock *sk,
+static struct srdma_qp *srdma_gsi_lookup_rcu(struct net *net,
 					     const struct sk_buff *skb)
 {
 	struct net_device *ndev = skb->dev;
@@ -108,24 +109,27 @@ static struct srdma_qp *srdma_gsi_lookup_rcu(const struct sock *sk,
 
 	if (ndev && (ndev->flags & IFF_LOOPBACK)) {
 		if (skb->protocol == htons(ETH_P_IP))
-			ndev = __ip_dev_find(sock_net(sk), ip_hdr(skb)->daddr,
+			ndev = __ip_dev_find(net, ip_hdr(skb)->daddr,
 					     false);
 #if IS_ENABLED(CONFIG_IPV6)
 		else
-			ndev = ipv6_dev_find(sock_net(sk),
-					     &ipv6_hdr(skb)->daddr, NULL);
+			ndev = ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
 #endif
 	}
-	sdev = srdma_net_rx_dev(sk, ndev);
+	sdev = srdma_net_rx_dev(net, ndev);
 	return sdev && (!ndev || sdev->ndev == ndev) ?
 	       rcu_dereference(sdev->gsi_qp) : NULL;
 }
 
-/*
- * UDP encap_rcv of our sockets: always consumes the skb. skb->data is the
- * UDP header; the payload may stay in fragments (see pkt.c).
+/**
+ * srdma_rx - take one datagram to our UDP port
+ * @net: the namespace it arrived in
+ * @skb: skb->data is the UDP header; the payload may stay in fragments
+ *	(see pkt.c). Consumed.
+ * @looped: sent by a device of this host straight to us (loop.c), so
+ *	without an ICRC
  */
-int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
+void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 {
 	struct srdma_rx_pkt pkt;
 	struct srdma_dev *sdev;
@@ -136,37 +140,37 @@ int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	len = skb->len;
 	if (len < sizeof(struct udphdr) ||
 	    ntohs(udp_hdr(skb)->len) != len) {
-		srdma_rx_drop(sk, skb, SRDMA_CNT_DROP_SHORT);
-		return 0;
+		srdma_rx_drop(net, skb, SRDMA_CNT_DROP_SHORT);
+		return;
 	}
 	len -= sizeof(struct udphdr);
 	/* Headers linear: at most the longest header set, ICRC aside. */
 	if (!pskb_may_pull(skb, sizeof(struct udphdr) +
 				min_t(u32, len, ROCE_MAX_HDR_LEN))) {
-		srdma_rx_drop(sk, skb, SRDMA_CNT_DROP_NOMEM);
-		return 0;
+		srdma_rx_drop(net, skb, SRDMA_CNT_DROP_NOMEM);
+		return;
 	}
 	err = roce_parse_hdr(skb->data + sizeof(struct udphdr),
 			     skb_headlen(skb) - sizeof(struct udphdr), len,
 			     &pkt.rp);
-	if (!err)
+	if (!err && !looped)
 		err = srdma_rx_icrc(skb, len);
 	if (err) {
-		srdma_rx_drop(sk, skb, srdma_roce_drop_cnt(-err));
-		return 0;
+		srdma_rx_drop(net, skb, srdma_roce_drop_cnt(-err));
+		return;
 	}
 	pkt.skb = skb;
 	pkt.payload_off = sizeof(struct udphdr) + pkt.rp.hdr_len;
 
 	rcu_read_lock();
 	if (roce_bth_qpn(pkt.rp.bth) == 1)
-		qp = srdma_gsi_lookup_rcu(sk, skb);
+		qp = srdma_gsi_lookup_rcu(net, skb);
 	else
 		qp = srdma_qp_lookup_rcu(roce_bth_qpn(pkt.rp.bth));
-	if (!qp || qp_sdev(qp)->net != sock_net(sk)) {
+	if (!qp || qp_sdev(qp)->net != net) {
 		rcu_read_unlock();
-		srdma_rx_drop(sk, skb, SRDMA_CNT_DROP_NO_QP);
-		return 0;
+		srdma_rx_drop(net, skb, SRDMA_CNT_DROP_NO_QP);
+		return;
 	}
 	sdev = qp_sdev(qp);
 	srdma_count(sdev, SRDMA_CNT_RX_PKTS);
@@ -176,13 +180,13 @@ int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
 		srdma_drop(sdev, SRDMA_CNT_DROP_QP_TYPE);
 		rcu_read_unlock();
 		kfree_skb(skb);
-		return 0;
+		return;
 	}
 	if (!srdma_rx_from_peer(qp, skb, pkt.rp.bth)) {
 		srdma_drop(sdev, SRDMA_CNT_DROP_SOURCE);
 		rcu_read_unlock();
 		kfree_skb(skb);
-		return 0;
+		return;
 	}
 	if (srdma_qp_is_ud(qp))
 		srdma_ud_rx(qp, &pkt.rp);
@@ -192,5 +196,11 @@ int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
 		srdma_comp_rx(qp, &pkt.rp);
 	rcu_read_unlock();
 	consume_skb(skb);
+}
+
+/* UDP encap_rcv of our sockets: always consumes the skb. */
+int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	srdma_rx(sock_net(sk), skb, false);
 	return 0;
 }

@@ -82,6 +82,8 @@
  *	RCU lookups by the receive path and kernel poll_cq
  * @counters: per-CPU counters (counters.h), freed in dealloc_driver after
  *	the device left @net_node and an RCU grace period passed
+ * @loop: per-CPU queues of packets sent to this host (loop.c), drained
+ *	and freed in dealloc_driver before the device leaves @net_node
  *
  * Lifetime: allocated by srdma_newlink() and owned by the RDMA core from
  * ib_register_device() on. The core calls srdma_dealloc_driver() on
@@ -111,6 +113,7 @@ struct srdma_dev {
 	u32 ah_next;
 	struct srdma_qp __rcu *gsi_qp;
 	struct srdma_counters __percpu *counters;
+	struct srdma_loop __percpu *loop;
 };
 
 static inline struct srdma_dev *to_sdev(struct ib_device *ibdev)
@@ -705,14 +708,24 @@ int srdma_pkt_to_mr(struct srdma_mr *mr, u64 iova,
 		    const struct roce_pkt_info *pkt);
 
 /* rx.c */
+void srdma_rx(struct net *net, struct sk_buff *skb, bool looped);
 int srdma_udp_rcv(struct sock *sk, struct sk_buff *skb);
+
+/* loop.c: packets between devices of this host, past the IP stack */
+struct dst_entry;
+struct srdma_loop;
+
+int srdma_loop_init(struct srdma_dev *sdev);
+void srdma_loop_fini(struct srdma_dev *sdev);
+bool srdma_loop_route(const struct dst_entry *dst);
+int srdma_loop_xmit(struct srdma_dev *sdev, struct sk_buff *skb);
 
 /* net.c: the per-namespace RoCEv2 UDP socket */
 int srdma_net_init(void);
 void srdma_net_exit(void);
 int srdma_net_attach(struct srdma_dev *sdev);
 void srdma_net_detach(struct srdma_dev *sdev);
-struct srdma_dev *srdma_net_rx_dev(const struct sock *sk,
+struct srdma_dev *srdma_net_rx_dev(struct net *net,
 				   const struct net_device *ndev);
 
 #endif /* SRDMA_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Transmit: a QP's path (resolved at RTR) and the RoCEv2 encapsulation of
- * a packet: UDP, IPv4 or IPv6, ICRC, out through the namespace's stack.
+ * a packet: UDP, IPv4 or IPv6, ICRC, out through the namespace's stack,
+ * or straight to our receive path when it stays on this host (loop.c).
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -160,11 +161,13 @@ static int srdma_xmit4(struct srdma_dev *sdev, struct srdma_path *path,
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = av->saddr4;
 	iph->daddr = av->daddr4;
+	skb->protocol = htons(ETH_P_IP);
+	if (srdma_loop_route(&rt->dst))
+		return srdma_loop_xmit(sdev, skb);
+
 	/* The ICRC covers the IP ID: choose it before computing the ICRC. */
 	ip_select_ident(net, skb, NULL);
 	srdma_icrc_put(skb, roce_icrc_begin_ipv4(iph, udph), roce_len);
-
-	skb->protocol = htons(ETH_P_IP);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	return ip_local_out(net, NULL, skb);
 drop:
@@ -195,9 +198,11 @@ static int srdma_xmit6(struct srdma_dev *sdev, struct srdma_path *path,
 	ip6h->hop_limit = av->ttl;
 	ip6h->saddr = av->saddr6;
 	ip6h->daddr = av->daddr6;
-	srdma_icrc_put(skb, roce_icrc_begin_ipv6(ip6h, udph), roce_len);
-
 	skb->protocol = htons(ETH_P_IPV6);
+	if (srdma_loop_route(dst))
+		return srdma_loop_xmit(sdev, skb);
+
+	srdma_icrc_put(skb, roce_icrc_begin_ipv6(ip6h, udph), roce_len);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	return ip6_local_out(net, NULL, skb);
 drop:

@@ -16,6 +16,11 @@ cnt() {
 	dev_counter srdma0 "$1"
 }
 
+# udp_in: datagrams the namespace's UDP stack took in (Udp InDatagrams).
+udp_in() {
+	awk '/^Udp:/ { if (n++) print $2 }' /proc/net/snmp
+}
+
 # Packets the stack dropped for a full backlog, all CPUs (2nd column, hex).
 softnet_drops() {
 	local sum=0 d
@@ -39,7 +44,7 @@ udp_send() {
 	printf "$(echo "$1" | sed 's/\(..\)/\\x\1/g')" >/dev/udp/10.9.0.1/4791
 }
 
-ktap_plan 13
+ktap_plan 14
 srdma_cleanup
 srdma0_up || exit $KSFT_FAIL
 
@@ -53,15 +58,18 @@ ktap_result "every counter is listed and zero on a new device" \
 
 # One device talking to itself: it receives what it sends, unless the
 # backlog of the stack overflowed.
-drops0=$(softnet_drops)
+drops0=$(softnet_drops) udp0=$(udp_in)
 args="-d srdma0 -g 1 -s 4096 -n 200"
 client_server "ibv_rc_pingpong traffic" "ibv_rc_pingpong $args" \
 	ibv_rc_pingpong $args 127.0.0.1
 tx=$(cnt tx_pkts) rx=$(cnt rx_pkts) lost=$(($(softnet_drops) - drops0))
-ktap_print "tx_pkts $tx rx_pkts $rx, stack drops $lost"
+udp=$(($(udp_in) - udp0))
+ktap_print "tx_pkts $tx rx_pkts $rx, stack drops $lost, UDP datagrams in $udp"
 ktap_result "tx_pkts counts the run (>= 2 x 200 messages)" $((tx < 400))
 ktap_result "rx_pkts + stack drops == tx_pkts on loopback" \
 	$((rx + lost != tx))
+# On one host packets go from sender to receiver past the IP stack.
+ktap_result "loopback packets skip the UDP stack" $((udp * 100 > tx))
 txb=$(cnt tx_bytes) rxb=$(cnt rx_bytes)
 ktap_print "tx_bytes $txb rx_bytes $rxb"
 ktap_result "bytes: at least the payload, rx_bytes <= tx_bytes" \
