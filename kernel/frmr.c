@@ -80,7 +80,7 @@ u8 srdma_frmr_register(struct srdma_qp *qp, const struct softrdma_send_wqe *w)
 	rcu_read_lock();
 	mr = xa_load(&sdev->mr_xa, srdma_key_index(key));
 	if (mr && !xa_pointer_tag(mr) && mr->kpages &&
-	    mr->ibmr.pd == qp->ibqp.pd && !READ_ONCE(mr->valid) &&
+	    mr->ibmr.pd == srdma_qp_pd(qp) && !READ_ONCE(mr->valid) &&
 	    is_power_of_2(mr->ibmr.page_size) && mr->npages) {
 		mr->iova = mr->ibmr.iova;
 		mr->length = mr->ibmr.length;
@@ -117,7 +117,7 @@ int srdma_key_invalidate(struct srdma_qp *qp, u32 key, bool remote)
 		rcu_read_unlock();
 		return srdma_mw_invalidate(qp, key, remote);
 	}
-	if (mr && mr->kpages && mr->ibmr.pd == qp->ibqp.pd &&
+	if (mr && mr->kpages && mr->ibmr.pd == srdma_qp_pd(qp) &&
 	    mr->ibmr.rkey == key && READ_ONCE(mr->valid)) {
 		WRITE_ONCE(mr->valid, false);
 		err = 0;

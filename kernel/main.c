@@ -93,6 +93,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.alloc_mw = srdma_alloc_mw,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
+	.alloc_xrcd = srdma_alloc_xrcd,
 	.create_ah = srdma_create_ah,
 	.create_cq = srdma_create_cq,
 	.create_qp = srdma_create_qp,
@@ -102,6 +103,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.dealloc_mw = srdma_dealloc_mw,
 	.dealloc_pd = srdma_dealloc_pd,
 	.dealloc_ucontext = srdma_dealloc_ucontext,
+	.dealloc_xrcd = srdma_dealloc_xrcd,
 	.dereg_mr = srdma_dereg_mr,
 	.destroy_ah = srdma_destroy_ah,
 	.destroy_cq = srdma_destroy_cq,
@@ -138,6 +140,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, srdma_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, srdma_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, srdma_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, srdma_xrcd, ibxrcd),
 };
 
 static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)

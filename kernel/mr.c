@@ -373,7 +373,7 @@ int srdma_sge_xfer(struct srdma_qp *qp, const struct softrdma_sge *sge,
 			continue;
 		}
 		n = min(len, sge->length - off);
-		mr = srdma_mr_get(sdev, sge->lkey, qp->ibqp.pd, access);
+		mr = srdma_mr_get(sdev, sge->lkey, srdma_qp_pd(qp), access);
 		if (!mr)
 			return -EACCES;
 		err = srdma_mr_check(mr, sge->addr + off, n) ?

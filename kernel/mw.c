@@ -95,12 +95,12 @@ u8 srdma_mw_bind(struct srdma_qp *qp, const struct softrdma_send_wqe *w)
 	mw = srdma_mw_get(sdev, w->wr.bind.mw_rkey);
 	if (!mw)
 		return status;
-	if (mw->ibmw.pd != qp->ibqp.pd || (access & ~SRDMA_MW_ACCESS) ||
+	if (mw->ibmw.pd != srdma_qp_pd(qp) || (access & ~SRDMA_MW_ACCESS) ||
 	    srdma_key_index(w->wr.bind.new_rkey) !=
 	    srdma_key_index(w->wr.bind.mw_rkey))
 		goto out;
 	/* The MR must allow binding; remote writes need it writable. */
-	mr = srdma_mr_get(sdev, w->wr.bind.mr_lkey, qp->ibqp.pd,
+	mr = srdma_mr_get(sdev, w->wr.bind.mr_lkey, srdma_qp_pd(qp),
 			  IB_ACCESS_MW_BIND);
 	if (!mr || !srdma_mr_check(mr, w->wr.bind.addr, w->wr.bind.length) ||
 	    ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
@@ -145,7 +145,7 @@ int srdma_mw_invalidate(struct srdma_qp *qp, u32 rkey, bool remote)
 		return err;
 	spin_lock_bh(&mw->lock);
 	if (mw->valid && mw->rkey == rkey && mw->ibmw.type == IB_MW_TYPE_2 &&
-	    mw->ibmw.pd == qp->ibqp.pd &&
+	    mw->ibmw.pd == srdma_qp_pd(qp) &&
 	    (!remote || mw->qpn == qp->ibqp.qp_num)) {
 		mw->valid = false;
 		err = 0;
@@ -179,7 +179,7 @@ struct srdma_mr *srdma_mw_resolve(struct srdma_qp *qp, u32 rkey, u64 va,
 	if (!mw)
 		return NULL;
 	spin_lock_bh(&mw->lock);
-	ok = mw->valid && mw->rkey == rkey && mw->ibmw.pd == qp->ibqp.pd &&
+	ok = mw->valid && mw->rkey == rkey && mw->ibmw.pd == srdma_qp_pd(qp) &&
 	     (mw->ibmw.type == IB_MW_TYPE_1 || mw->qpn == qp->ibqp.qp_num) &&
 	     (mw->access & access) == access && va >= mw->va &&
 	     len <= mw->len && va - mw->va <= mw->len - len;
@@ -189,7 +189,7 @@ struct srdma_mr *srdma_mw_resolve(struct srdma_qp *qp, u32 rkey, u64 va,
 	if (!ok)
 		return NULL;
 
-	mr = srdma_mr_get(sdev, mr_key, qp->ibqp.pd, 0);
+	mr = srdma_mr_get(sdev, mr_key, srdma_qp_pd(qp), 0);
 	if (mr && !srdma_mr_check(mr, va, len)) {
 		srdma_mr_put(mr);
 		mr = NULL;

@@ -4,6 +4,7 @@
  * machine (modify/query), flushing, destruction, and the send doorbell.
  * Kernel QPs have the same rings in kernel memory (posted in kverbs.c),
  * among them the GSI QP, QP1, a UD QP the MAD layer sends CM MADs on.
+ * An XRC initiator has an SQ only, an XRC target no ring (see xrc.c).
  */
 #include <linux/log2.h>
 
@@ -68,6 +69,12 @@ static int srdma_qp_alloc_rings(struct srdma_qp *qp, struct ib_qp_cap *cap,
 			  cap->max_recv_sge * SRDMA_SGE_SIZE, 16);
 	int err;
 
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		/* Requests only, taking WQEs off the SRQs they name. */
+		memset(cap, 0, sizeof(*cap));
+		qp->cap = *cap;
+		return 0;
+	}
 	err = srdma_ring_alloc(&qp->sq, uctx,
 			       roundup_pow_of_two(max(cap->max_send_wr, 1U)),
 			       sslot);
@@ -77,8 +84,8 @@ static int srdma_qp_alloc_rings(struct srdma_qp *qp, struct ib_qp_cap *cap,
 	cap->max_inline_data = sslot - SRDMA_SEND_WQE_HDR;
 	cap->max_send_sge = min_t(u32, SRDMA_MAX_SGE,
 				  cap->max_inline_data / SRDMA_SGE_SIZE);
-	if (qp->ibqp.srq) {
-		/* Receives come off the SRQ: no RQ of its own. */
+	if (qp->ibqp.srq || qp->ibqp.qp_type == IB_QPT_XRC_INI) {
+		/* Receives come off the SRQ, or there are none. */
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 		qp->cap = *cap;
@@ -110,6 +117,16 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
+		break;
+	case IB_QPT_XRC_INI:
+		/* A kernel WR has no field for the target's SRQ. */
+		if (!udata)
+			return -EOPNOTSUPP;
+		break;
+	case IB_QPT_XRC_TGT:
+		/* The core creates it for its users, with no udata. */
+		if (udata || !init->xrcd)
+			return -EINVAL;
 		break;
 	case IB_QPT_GSI:
 		if (udata || init->port_num != SRDMA_PORT)
@@ -276,8 +293,14 @@ static void srdma_flush_ring(struct srdma_qp *qp, struct srdma_ring *ring,
 
 static void srdma_qp_flush(struct srdma_qp *qp)
 {
-	srdma_flush_ring(qp, &qp->sq, &qp->sq_lock, qp->ibqp.send_cq, true);
-	srdma_flush_ring(qp, &qp->rq, &qp->rq_lock, qp->ibqp.recv_cq, false);
+	if (qp->sq.hdr)
+		srdma_flush_ring(qp, &qp->sq, &qp->sq_lock, qp->ibqp.send_cq,
+				 true);
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		srdma_xrc_flush_rwqe(qp);
+	else if (qp->ibqp.recv_cq)
+		srdma_flush_ring(qp, &qp->rq, &qp->rq_lock, qp->ibqp.recv_cq,
+				 false);
 }
 
 static void srdma_qp_event(struct srdma_qp *qp, enum ib_event_type type)
@@ -445,7 +468,8 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	case IB_QPS_RESET:
 		/* Posted work is discarded, not completed. */
 		spin_lock_bh(&qp->sq_lock);
-		srdma_ring_reset(&qp->sq);
+		if (qp->sq.hdr)
+			srdma_ring_reset(&qp->sq);
 		spin_unlock_bh(&qp->sq_lock);
 		spin_lock_bh(&qp->rq_lock);
 		if (qp->rq.hdr)
@@ -493,6 +517,7 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->recv_cq = ibqp->recv_cq;
 	init->cap = qp->cap;
 	init->srq = ibqp->srq;
+	init->xrcd = ibqp->xrcd;
 	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	return 0;
 }
@@ -503,6 +528,8 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  */
 int srdma_qp_doorbell(struct srdma_qp *qp)
 {
+	if (!qp->sq.hdr)
+		return -EINVAL;		/* an XRC target sends nothing */
 	switch (READ_ONCE(qp->state)) {
 	case IB_QPS_ERR:
 		srdma_qp_flush(qp);
@@ -527,6 +554,11 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 {
 	struct srdma_qp *qp = to_sqp(ibqp);
 
+	/* A user's XRC target is the core's shadow of ours: no queue. */
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (!ibqp->uobject)
 		return srdma_kpost_send(qp, wr, bad_wr);
 	if (wr) {
@@ -540,6 +572,10 @@ int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (ibqp->uobject) {
 		*bad_wr = wr;
 		return -EOPNOTSUPP;

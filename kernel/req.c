@@ -112,7 +112,7 @@ static void srdma_arm_timer(struct srdma_qp *qp, unsigned long delay)
 #define SRDMA_WR(op)	BIT(IB_UVERBS_WR_##op)
 
 /* The operations each QP type carries. */
-static const u32 srdma_qpt_ops[IB_QPT_UD + 1] = {
+static const u32 srdma_qpt_ops[IB_QPT_XRC_INI + 1] = {
 	[IB_QPT_RC] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
 		      SRDMA_WR(SEND_WITH_INV) |
 		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
@@ -125,6 +125,12 @@ static const u32 srdma_qpt_ops[IB_QPT_UD + 1] = {
 		      BIT(SRDMA_WR_REG_MR),
 	[IB_QPT_UD] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM),
 	[IB_QPT_GSI] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM),
+	[IB_QPT_XRC_INI] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
+			   SRDMA_WR(SEND_WITH_INV) |
+			   SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
+			   SRDMA_WR(RDMA_READ) | SRDMA_WR(ATOMIC_CMP_AND_SWP) |
+			   SRDMA_WR(ATOMIC_FETCH_AND_ADD) | SRDMA_WR(LOCAL_INV) |
+			   SRDMA_WR(BIND_MW) | BIT(SRDMA_WR_REG_MR),
 };
 
 static bool srdma_wr_atomic(u32 opcode)
@@ -159,7 +165,7 @@ static void srdma_fetch(struct srdma_qp *qp)
 	memset(st, 0, sizeof(*st));
 	qp->fetched++;
 
-	if (w->opcode >= 32 ||
+	if (w->opcode >= 32 || qp->ibqp.qp_type > IB_QPT_XRC_INI ||
 	    !(srdma_qpt_ops[qp->ibqp.qp_type] & BIT(w->opcode)) ||
 	    (w->opcode == SRDMA_WR_REG_MR && qp->ibqp.uobject)) {
 		st->status = IB_WC_LOC_QP_OP_ERR;
@@ -243,7 +249,7 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	bool first = !qp->req_off;
 	u32 n = read || atomic ? 0 : min(st->len - qp->req_off, mtu);
 	bool last = read || atomic || qp->req_off + n == st->len;
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = srdma_qp_reliable(qp);
 	bool ud = srdma_qp_is_ud(qp);
 	u8 opcode = srdma_req_opcode(w, first, last) |
 		    srdma_qp_transport(qp);
@@ -291,6 +297,9 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 				 qkey & 0x80000000 ? qp->attr.qkey : qkey,
 				 qp->ibqp.qp_num);
 	}
+	if (info->flags & ROCE_F_XRCETH)
+		roce_xrceth_encode((void *)(hdr + info->off[ROCE_EXT_XRCETH]),
+				   w->xrc_srqn);
 	/* A read asked again starts where the placed responses end. */
 	if (info->flags & ROCE_F_RETH)
 		roce_reth_encode((void *)(hdr + info->off[ROCE_EXT_RETH]),
@@ -477,7 +486,7 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 		 * from the work item, so one call cannot hog the CPU.
 		 */
 		if (roce_psn_diff(qp->req_psn, burst_psn) >= SRDMA_WINDOW) {
-			if (qp->ibqp.qp_type != IB_QPT_RC)
+			if (!srdma_qp_reliable(qp))
 				queue_work(srdma_tx_wq, &qp->req_work);
 			break;
 		}
@@ -495,7 +504,7 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 			rcu_read_unlock();
 		}
 		if (err == -ENOMEM) {
-			if (qp->ibqp.qp_type != IB_QPT_RC)
+			if (!srdma_qp_reliable(qp))
 				queue_work(srdma_tx_wq, &qp->req_work);
 			break;
 		}

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC and UC responder: executes SEND, RDMA WRITE, RDMA READ and atomic
- * requests in PSN order and completes receive WQEs. RC answers with ACKs,
- * read responses, atomic ACKs and NAKs; UC answers nothing and drops a message it cannot
- * take whole. Runs in softirq under qp->rq_lock.
+ * RC, UC and XRC target responder: executes SEND, RDMA WRITE, RDMA READ
+ * and atomic requests in PSN order and completes receive WQEs. RC and XRC
+ * answer with ACKs, read responses, atomic ACKs and NAKs; UC answers
+ * nothing and drops a message it cannot take whole. Runs in softirq
+ * under qp->rq_lock.
  */
 #include "srdma.h"
 #include "proto/roce_psn.h"
@@ -20,6 +21,11 @@ int srdma_resp_init(struct srdma_qp *qp)
 {
 	u32 slot = qp->ibqp.srq ? to_ssrq(qp->ibqp.srq)->rq.slot_size :
 				  qp->rq.slot_size;
+
+	/* An XRC target takes WQEs off any SRQ of its domain. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		slot = sizeof(struct softrdma_recv_wqe) +
+		       SRDMA_MAX_SGE * sizeof(struct softrdma_sge);
 
 	INIT_WORK(&qp->rd_work, srdma_resp_read_work);
 	qp->rwqe = kzalloc(slot, GFP_KERNEL);
@@ -56,16 +62,17 @@ void srdma_resp_start(struct srdma_qp *qp)
 
 static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 {
-	const struct roce_opcode_info *info = roce_opcode_lookup(ROCE_RC_ACK);
+	u8 opcode = ROCE_RC_ACK | srdma_qp_transport(qp);
+	const struct roce_opcode_info *info = roce_opcode_lookup(opcode);
 	struct roce_bth_fields bth = {
-		.opcode = ROCE_RC_ACK,
+		.opcode = opcode,
 		.pkey = ROCE_PKEY_DEFAULT,
 		.qpn = qp->attr.dest_qp_num,
 		.psn = psn,
 	};
 	struct sk_buff *skb;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (!srdma_qp_reliable(qp))
 		return;		/* UC: no acknowledgements */
 	skb = srdma_pkt_alloc(qp, info->hdr_len, 0, true);
 	if (!skb)
@@ -116,11 +123,15 @@ int srdma_resp_take_rwqe(struct srdma_qp *qp)
 {
 	int avail, err;
 
+	struct srdma_srq *srq = qp->xsrq;
+
 	qp->recv_off = 0;
 	if (qp->have_rwqe)
 		return 0;
-	if (qp->ibqp.srq) {
-		err = srdma_srq_take(to_ssrq(qp->ibqp.srq), qp->rwqe);
+	if (!srq && qp->ibqp.srq)
+		srq = to_ssrq(qp->ibqp.srq);
+	if (srq) {
+		err = srdma_srq_take(srq, qp->rwqe);
 		qp->have_rwqe = !err;
 		return err;
 	}
@@ -176,7 +187,9 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 		cqe.wc_flags |= SOFTRDMA_WC_WITH_INV;
 	}
 	qp->have_rwqe = false;
-	srdma_cq_post(to_scq(qp->ibqp.recv_cq), &cqe,
+	/* An XRC target's completions go to its SRQ's CQ. */
+	srdma_cq_post(to_scq(qp->xsrq ? qp->xsrq->ibsrq.ext.cq :
+					qp->ibqp.recv_cq), &cqe,
 		      roce_bth_se(pkt->bth));
 }
 
@@ -236,7 +249,7 @@ static struct srdma_mr *srdma_resp_mr(struct srdma_qp *qp, u32 rkey, u64 va,
 
 	if (!(qp->attr.qp_access_flags & access))
 		return NULL;
-	mr = srdma_mr_get(to_sdev(qp->ibqp.device), rkey, qp->ibqp.pd,
+	mr = srdma_mr_get(to_sdev(qp->ibqp.device), rkey, srdma_qp_pd(qp),
 			  access);
 	if (!mr)
 		return srdma_mw_resolve(qp, rkey, va, len, access);
@@ -331,9 +344,9 @@ static DEFINE_SPINLOCK(srdma_atomic_lock);
 static void srdma_resp_atomic_ack(struct srdma_qp *qp, struct srdma_rd *rd)
 {
 	const struct roce_opcode_info *info =
-		roce_opcode_lookup(ROCE_RC_ATOMIC_ACK);
+		roce_opcode_lookup(ROCE_RC_ATOMIC_ACK | srdma_qp_transport(qp));
 	struct roce_bth_fields bth = {
-		.opcode = ROCE_RC_ATOMIC_ACK,
+		.opcode = ROCE_RC_ATOMIC_ACK | srdma_qp_transport(qp),
 		.pkey = ROCE_PKEY_DEFAULT,
 		.qpn = qp->attr.dest_qp_num,
 		.psn = rd->psn,
@@ -370,6 +383,7 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 	}
 	if (rd->len) {
 		/* Looked up again: the MR may have gone since the request. */
+		qp->xrc_pd = rd->pd;
 		mr = srdma_resp_mr(qp, rd->rkey, rd->va, rd->len,
 				   IB_ACCESS_REMOTE_READ);
 		if (!mr)
@@ -379,10 +393,10 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 		u32 i = rd->sent;
 		u32 off = i * mtu;
 		u32 n = min(rd->len - off, mtu);
-		u8 opcode = npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
-			    !i ? ROCE_RC_READ_RESP_FIRST :
-			    i == npkts - 1 ? ROCE_RC_READ_RESP_LAST :
-			    ROCE_RC_READ_RESP_MIDDLE;
+		u8 opcode = (npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
+			     !i ? ROCE_RC_READ_RESP_FIRST :
+			     i == npkts - 1 ? ROCE_RC_READ_RESP_LAST :
+			     ROCE_RC_READ_RESP_MIDDLE) | srdma_qp_transport(qp);
 		const struct roce_opcode_info *info = roce_opcode_lookup(opcode);
 		u32 pad = -n & 3;
 		struct roce_bth_fields bth = {
@@ -501,6 +515,7 @@ static int srdma_resp_read(struct srdma_qp *qp,
 		return -EBUSY;
 
 	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
+	rd->pd = srdma_qp_pd(qp);
 	rd->va = va;
 	rd->len = len;
 	rd->rkey = roce_reth_rkey(reth);
@@ -575,7 +590,7 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 	x.buf = (u8 *)&orig;
 	err = srdma_mr_xfer(mr, va, sizeof(u64), &x);
 	if (!err) {
-		if (pkt->opcode == ROCE_RC_CMP_SWAP)
+		if (pkt->opcode == (ROCE_RC_CMP_SWAP | srdma_qp_transport(qp)))
 			val = orig == roce_atmeth_compare(a) ?
 			      roce_atmeth_swap_add(a) : orig;
 		else
@@ -680,6 +695,15 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_QP_STATE);
 		goto out;
 	}
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		qp->xsrq = srdma_xrc_resp_srq(qp, pkt);
+		if (!qp->xsrq) {
+			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+			ret = RESP_QP_ERROR;
+			goto out;
+		}
+		qp->xrc_pd = qp->xsrq->ibsrq.pd;
+	}
 
 	if (!(uc ? srdma_resp_uc_seq(qp, pkt, psn) :
 		   srdma_resp_rc_seq(qp, pkt, psn)))
@@ -771,6 +795,7 @@ out:
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_BAD_REQUEST);
 		ret = RESP_DONE;
 	}
+	qp->xsrq = NULL;	/* valid for this packet only */
 	event = qp->resp_event;
 	spin_unlock_bh(&qp->rq_lock);
 	if (ret == RESP_QP_ERROR)

@@ -72,6 +72,19 @@ static bool srdma_rx_from_peer(struct srdma_qp *qp, struct sk_buff *skb,
 	       ipv6_addr_equal(&ipv6_hdr(skb)->daddr, &av->saddr6);
 }
 
+/* An XRC initiator takes only responses, an XRC target only requests. */
+static bool srdma_rx_direction_ok(const struct srdma_qp *qp, u32 flags)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_XRC_INI:
+		return !(flags & ROCE_F_REQ);
+	case IB_QPT_XRC_TGT:
+		return flags & ROCE_F_REQ;
+	default:
+		return true;
+	}
+}
+
 /*
  * Drop a datagram no QP took: counted against the device of the netdev it
  * came in on (see srdma_net_rx_dev()).
@@ -176,7 +189,8 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 	srdma_count(sdev, SRDMA_CNT_RX_PKTS);
 	srdma_count_add(sdev, SRDMA_CNT_RX_BYTES,
 			skb->len - skb_network_offset(skb));
-	if (!roce_opcode_valid_for(pkt.rp.opcode, srdma_qp_transport(qp))) {
+	if (!roce_opcode_valid_for(pkt.rp.opcode, srdma_qp_transport(qp)) ||
+	    !srdma_rx_direction_ok(qp, pkt.rp.info->flags)) {
 		srdma_drop(sdev, SRDMA_CNT_DROP_QP_TYPE);
 		rcu_read_unlock();
 		kfree_skb(skb);

@@ -131,6 +131,14 @@ struct srdma_pd {
 	struct ib_pd ibpd;
 };
 
+/*
+ * An XRC domain. Lifetime: core-allocated; the core frees it once no XRC
+ * SRQ or target QP of it is left (its usecnt).
+ */
+struct srdma_xrcd {
+	struct ib_xrcd ibxrcd;
+};
+
 /**
  * struct srdma_mr - a memory region
  * @ibmr: core MR; lkey == rkey
@@ -320,6 +328,7 @@ static inline struct srdma_ah *to_sah(struct ib_ah *ibah)
  * a duplicate). An atomic's entry stays for replay until reused.
  */
 struct srdma_rd {
+	struct ib_pd *pd;	/* the access is checked against (compared only) */
 	u64 va;
 	u64 orig;		/* atomic: the value before it, to send back */
 	u32 len;
@@ -394,6 +403,12 @@ struct srdma_swqe {
  * @wr_len: its total length
  * @wr_va: next address of that write
  * @wr_left: bytes of it still to come
+ * @xsrq: XRC target: the SRQ the request being executed names, whose
+ *	CQ its completions go to; NULL between packets
+ * @xrc_pd: XRC target: the PD of that SRQ, or of the read being answered
+ *	(compared only: see srdma_qp_pd())
+ * @xrc_srqn: XRC target: the number of that SRQ, kept for the message
+ *	under way and the receive WQE in @rwqe
  *
  * Lifetime: core-allocated; published in the device's QPN table from
  * create to destroy.
@@ -446,6 +461,9 @@ struct srdma_qp {
 	u32 wr_len;
 	u64 wr_va;
 	u32 wr_left;
+	struct srdma_srq *xsrq;
+	struct ib_pd *xrc_pd;
+	u32 xrc_srqn;
 };
 
 static inline struct srdma_qp *to_sqp(struct ib_qp *ibqp)
@@ -473,9 +491,29 @@ static inline enum roce_transport srdma_qp_transport(const struct srdma_qp *qp)
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		return ROCE_TRANSPORT_UD;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return ROCE_TRANSPORT_XRC;
 	default:
 		return ROCE_TRANSPORT_RC;
 	}
+}
+
+/* Acknowledged, retried, in order: RC, and XRC's two halves of it. */
+static inline bool srdma_qp_reliable(const struct srdma_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+/*
+ * The PD memory accesses of @qp are checked against: an XRC target has
+ * none of its own but uses that of the SRQ the request names.
+ */
+static inline struct ib_pd *srdma_qp_pd(const struct srdma_qp *qp)
+{
+	return qp->ibqp.pd ?: qp->xrc_pd;
 }
 
 /* What moves between memory and the other end of a transfer (mr.c). */
@@ -622,6 +660,16 @@ int srdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 int srdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int srdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int srdma_srq_take(struct srdma_srq *srq, struct softrdma_recv_wqe *wqe);
+
+/* xrc.c */
+int srdma_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int srdma_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int srdma_xsrq_publish(struct srdma_srq *srq);
+void srdma_xsrq_unpublish(struct srdma_srq *srq);
+struct srdma_srq *srdma_xsrq_lookup_rcu(u32 num);
+struct srdma_srq *srdma_xrc_resp_srq(struct srdma_qp *qp,
+				     const struct roce_pkt_info *pkt);
+void srdma_xrc_flush_rwqe(struct srdma_qp *qp);
 
 /* tx.c */
 __be16 srdma_path_sport(u32 flow);

@@ -3,7 +3,8 @@
  * Shared receive queues: one ring of receive WQEs the provider posts to
  * with no system call, from which every QP attached to it takes, and the
  * limit event that tells the owner the ring runs low. A kernel SRQ has
- * the same ring in kernel memory (posted in kverbs.c).
+ * the same ring in kernel memory (posted in kverbs.c). An XRC SRQ has a
+ * number by which XRC requests name it (xrc.c).
  */
 #include <linux/log2.h>
 
@@ -30,7 +31,7 @@ int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	u32 slot;
 	int err;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
@@ -57,15 +58,23 @@ int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			sizeof(struct softrdma_sge);
 	srq->max_sge = attr->max_sge;
 	srq->limit = attr->srq_limit;
+	if (init->srq_type == IB_SRQT_XRC) {
+		err = srdma_xsrq_publish(srq);
+		if (err)
+			goto err_ring;
+	}
 	if (!udata)
 		return 0;
 
 	srdma_ring_info(&srq->rq, &resp.rq);
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
-		goto err_ring;
+		goto err_num;
 	return 0;
 
+err_num:
+	if (init->srq_type == IB_SRQT_XRC)
+		srdma_xsrq_unpublish(srq);
 err_ring:
 	srdma_ring_free(&srq->rq);
 err_count:
@@ -99,9 +108,14 @@ int srdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	return 0;
 }
 
-/* The core destroys an SRQ only once no QP is attached to it. */
+/*
+ * The core destroys an SRQ only once no QP is attached to it; XRC targets
+ * are not attached, but find it by number, which ends first.
+ */
 int srdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
+	if (ibsrq->srq_type == IB_SRQT_XRC)
+		srdma_xsrq_unpublish(to_ssrq(ibsrq));
 	srdma_ring_free(&to_ssrq(ibsrq)->rq);
 	atomic_dec(&to_sdev(ibsrq->device)->nsrq);
 	return 0;

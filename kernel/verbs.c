@@ -53,7 +53,7 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_mw = SRDMA_MAX_MW;
 	attr->device_cap_flags = IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS | IB_DEVICE_XRC;
 	attr->max_fast_reg_page_list_len = SRDMA_MAX_FRMR_PAGES;
 	attr->max_srq_wr = SRDMA_MAX_QP_WR;
 	attr->max_srq_sge = SRDMA_MAX_SGE;

@@ -69,6 +69,8 @@ static void srdma_write_send_wqe(void *slot, const struct srdma_qp *qp,
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
 		srdma_wqe_set_ud(wqe, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
 				 wr->wr.ud.remote_qkey);
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:

@@ -65,7 +65,7 @@ static int srdma_map_rings(struct srdma_qp *qp,
 	if (ret)
 		return ret;
 
-	/* Receives go to the SRQ; the kernel's max_recv_wr means nothing. */
+	/* Receives go to an SRQ, or there are none (XRC). */
 	if (has_srq)
 		return 0;
 
@@ -90,6 +90,10 @@ static struct srdma_qp *srdma_qp_create(struct ibv_context *ibctx,
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
+	case IBV_QPT_XRC_SEND:
+		break;
+	case IBV_QPT_XRC_RECV:
+		/* No queue of its own: it only takes requests. */
 		break;
 	default:
 		errno = EOPNOTSUPP;
@@ -111,7 +115,9 @@ static struct srdma_qp *srdma_qp_create(struct ibv_context *ibctx,
 	 */
 	qp->cap = attr->cap;
 
-	ret = srdma_map_rings(qp, &resp.drv, attr->srq != NULL,
+	ret = srdma_map_rings(qp, &resp.drv,
+			      attr->srq || attr->qp_type == IBV_QPT_XRC_SEND ||
+			      attr->qp_type == IBV_QPT_XRC_RECV,
 			      ibctx->cmd_fd);
 	if (ret)
 		goto err_destroy;
@@ -153,6 +159,7 @@ struct ibv_qp *srdma_create_qp(struct ibv_pd *pd,
 
 /* The parts of ibv_qp_init_attr_ex we implement. */
 #define SRDMA_QP_INIT_ATTR_MASK	(IBV_QP_INIT_ATTR_PD | \
+				 IBV_QP_INIT_ATTR_XRCD | \
 				 IBV_QP_INIT_ATTR_CREATE_FLAGS | \
 				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
@@ -164,9 +171,14 @@ static int srdma_check_qp_init_attr(const struct ibv_qp_init_attr_ex *attr)
 {
 	if (attr->comp_mask & ~SRDMA_QP_INIT_ATTR_MASK)
 		return EOPNOTSUPP;
-	/* Only XRC receive QPs may come without a PD. */
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+	/* An XRC receive QP has a domain and no PD, the others a PD. */
+	if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+		    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+			return EINVAL;
+	} else if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
 		return EINVAL;
+	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    attr->create_flags)
 		return EOPNOTSUPP;
@@ -235,8 +247,10 @@ int srdma_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		srdma_resync_wq(&qp->sq);
 		srdma_resync_wq(&qp->rq);
-		srdma_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
-		if (ibqp->send_cq != ibqp->recv_cq)
+		/* XRC QPs lack one CQ or both. */
+		if (ibqp->recv_cq)
+			srdma_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
+		if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
 			srdma_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
 	}
 	return 0;

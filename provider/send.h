@@ -58,6 +58,7 @@ static inline uint32_t srdma_qp_send_ops(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		return SRDMA_RC_OPS;
 	case IBV_QPT_UC:
 		return SRDMA_UC_OPS;

@@ -49,9 +49,13 @@ struct srdma_qp {
 };
 
 struct srdma_srq {
-	struct ibv_srq ibsrq;
+	struct verbs_srq vsrq;		/* an XRC SRQ's number in it */
 	struct srdma_ring rq;		/* we post, attached QPs take */
 	uint32_t max_sge;		/* as the kernel granted it */
+};
+
+struct srdma_xrcd {
+	struct verbs_xrcd vxrcd;
 };
 
 struct srdma_ah {
@@ -86,7 +90,7 @@ static inline struct srdma_qp *to_sqp(struct ibv_qp *ibqp)
 
 static inline struct srdma_srq *to_ssrq(struct ibv_srq *ibsrq)
 {
-	return srdma_container_of(ibsrq, struct srdma_srq, ibsrq);
+	return srdma_container_of(ibsrq, struct srdma_srq, vsrq.srq);
 }
 
 static inline struct srdma_ah *to_sah(struct ibv_ah *ibah)
@@ -155,6 +159,12 @@ int srdma_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int attr_mask);
 int srdma_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int srdma_destroy_srq(struct ibv_srq *ibsrq);
+struct ibv_srq *srdma_create_srq_ex(struct ibv_context *ibctx,
+				    struct ibv_srq_init_attr_ex *attr);
+int srdma_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+struct ibv_xrcd *srdma_open_xrcd(struct ibv_context *ibctx,
+				 struct ibv_xrcd_init_attr *attr);
+int srdma_close_xrcd(struct ibv_xrcd *ibxrcd);
 int srdma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Shared receive queues: the kernel owns the SRQ, we map its ring, and
- * post_srq_recv writes WQEs into it with no system call (post.c).
+ * post_srq_recv writes WQEs into it with no system call (post.c). XRC
+ * SRQs are the same, plus a number and a CQ; their domains are here too.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +18,26 @@ struct srdma_create_srq_resp {
 _Static_assert(offsetof(struct srdma_create_srq_resp, drv) ==
 	       sizeof(struct ib_uverbs_create_srq_resp), "create_srq resp");
 
+/* Map the ring of a new SRQ; on failure the SRQ is destroyed. */
+static int srdma_srq_map(struct srdma_srq *srq, const struct ibv_srq_attr *attr,
+			 const struct srdma_create_srq_resp *resp)
+{
+	int ret = EINVAL;
+
+	/* attr now holds what the kernel granted (see qp.c). */
+	srq->max_sge = attr->max_sge;
+	if (resp->drv.rq.num_slots >= attr->max_wr)
+		ret = srdma_ring_map(&srq->rq, &resp->drv.rq,
+				     sizeof(struct softrdma_recv_wqe) +
+				     (size_t)srq->max_sge *
+				     sizeof(struct softrdma_sge),
+				     srq->vsrq.srq.context->cmd_fd,
+				     SRDMA_RING_PRODUCER);
+	if (ret)
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+	return ret;
+}
+
 struct ibv_srq *srdma_create_srq(struct ibv_pd *pd,
 				 struct ibv_srq_init_attr *attr)
 {
@@ -29,30 +50,57 @@ struct ibv_srq *srdma_create_srq(struct ibv_pd *pd,
 	if (!srq)
 		return NULL;
 
-	ret = ibv_cmd_create_srq(pd, &srq->ibsrq, attr, &cmd, sizeof(cmd),
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
 				 &resp.core, sizeof(resp));
-	if (ret)
-		goto err_free;
+	if (!ret)
+		ret = srdma_srq_map(srq, &attr->attr, &resp);
+	if (ret) {
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	return &srq->vsrq.srq;
+}
 
-	/* attr->attr now holds what the kernel granted (see qp.c). */
-	srq->max_sge = attr->attr.max_sge;
-	ret = EINVAL;
-	if (resp.drv.rq.num_slots < attr->attr.max_wr)
-		goto err_destroy;
-	ret = srdma_ring_map(&srq->rq, &resp.drv.rq,
-			     sizeof(struct softrdma_recv_wqe) +
-			     (size_t)srq->max_sge * sizeof(struct softrdma_sge),
-			     pd->context->cmd_fd, SRDMA_RING_PRODUCER);
-	if (ret)
-		goto err_destroy;
-	return &srq->ibsrq;
+/* Basic and XRC SRQs; tag matching is EOPNOTSUPP. */
+struct ibv_srq *srdma_create_srq_ex(struct ibv_context *ibctx,
+				    struct ibv_srq_init_attr_ex *attr)
+{
+	struct srdma_create_srq_resp resp = {};
+	struct ibv_create_xsrq cmd = {};
+	struct srdma_srq *srq;
+	int ret;
 
-err_destroy:
-	ibv_cmd_destroy_srq(&srq->ibsrq);
-err_free:
-	free(srq);
-	errno = ret;
-	return NULL;
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	    attr->srq_type != IBV_SRQT_BASIC &&
+	    attr->srq_type != IBV_SRQT_XRC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+
+	ret = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, attr, &cmd, sizeof(cmd),
+				    &resp.core, sizeof(resp));
+	if (!ret)
+		ret = srdma_srq_map(srq, &attr->attr, &resp);
+	if (ret) {
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	return &srq->vsrq.srq;
+}
+
+int srdma_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct srdma_srq *srq = to_ssrq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
 }
 
 int srdma_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
@@ -81,5 +129,40 @@ int srdma_destroy_srq(struct ibv_srq *ibsrq)
 
 	srdma_ring_unmap(&srq->rq);
 	free(srq);
+	return 0;
+}
+
+struct ibv_xrcd *srdma_open_xrcd(struct ibv_context *ibctx,
+				 struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp = {};
+	struct ibv_open_xrcd cmd = {};
+	struct srdma_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd)
+		return NULL;
+
+	ret = ibv_cmd_open_xrcd(ibctx, &xrcd->vxrcd, sizeof(xrcd->vxrcd), attr,
+				&cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->vxrcd.xrcd;
+}
+
+int srdma_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct srdma_xrcd *xrcd = srdma_container_of(ibxrcd, struct srdma_xrcd,
+						     vxrcd.xrcd);
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(&xrcd->vxrcd);
+	if (ret)
+		return ret;
+	free(xrcd);
 	return 0;
 }

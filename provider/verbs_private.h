@@ -132,7 +132,24 @@ struct verbs_cq {
 	};
 };
 
-struct verbs_xrcd;
+/* The provider allocates these; ibv_cmd_open_xrcd() fills them. */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
+
+/*
+ * An SRQ made by ibv_cmd_create_srq_ex(), which sets all but srq; the
+ * SRQ number ibv_get_srq_num() returns is srq_num.
+ */
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
 
 /* verbs_qp.comp_mask */
 enum verbs_qp_mask {
@@ -369,6 +386,16 @@ struct ibv_create_srq {
 	struct ib_uverbs_create_srq core;
 };
 
+struct ibv_create_xsrq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_xsrq core;
+};
+
+struct ibv_open_xrcd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_open_xrcd core;
+};
+
 struct ibv_modify_srq {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_modify_srq core;
@@ -485,12 +512,28 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 
+/* attr->fd and attr->oflags as ibv_open_xrcd() takes them. */
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
+		      int vxrcd_size, struct ibv_xrcd_init_attr *attr,
+		      struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+
 /* Writes the granted max_wr and max_sge back to attr->attr. */
 int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
 		       struct ibv_srq_init_attr *attr,
 		       struct ibv_create_srq *cmd, size_t cmd_size,
 		       struct ib_uverbs_create_srq_resp *resp,
 		       size_t resp_size);
+/*
+ * Any SRQ type; comp_mask must hold PD. Writes the granted max_wr and
+ * max_sge back to attr_ex->attr and fills srq's type, XRCD, CQ and number.
+ */
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex,
+			  struct ibv_create_xsrq *cmd, size_t cmd_size,
+			  struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
 int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		       int srq_attr_mask, struct ibv_modify_srq *cmd,
 		       size_t cmd_size);
@@ -546,6 +589,8 @@ VERBS_ASSERT_OP(create_cq_ex, 16);
 VERBS_ASSERT_OP(create_qp, 19);
 VERBS_ASSERT_OP(create_qp_ex, 20);
 VERBS_ASSERT_OP(create_srq, 22);
+VERBS_ASSERT_OP(create_srq_ex, 23);
+VERBS_ASSERT_OP(close_xrcd, 11);
 VERBS_ASSERT_OP(dealloc_mw, 25);
 VERBS_ASSERT_OP(dealloc_pd, 26);
 VERBS_ASSERT_OP(dereg_mr, 28);
@@ -555,8 +600,10 @@ VERBS_ASSERT_OP(destroy_qp, 34);
 VERBS_ASSERT_OP(destroy_srq, 36);
 VERBS_ASSERT_OP(detach_mcast, 38);
 VERBS_ASSERT_OP(free_context, 39);
+VERBS_ASSERT_OP(get_srq_num, 41);
 VERBS_ASSERT_OP(modify_qp, 47);
 VERBS_ASSERT_OP(modify_srq, 49);
+VERBS_ASSERT_OP(open_xrcd, 52);
 VERBS_ASSERT_OP(poll_cq, 53);
 VERBS_ASSERT_OP(post_recv, 54);
 VERBS_ASSERT_OP(post_send, 55);
@@ -578,6 +625,10 @@ VERBS_ASSERT_SIZE(struct verbs_cq, 288);
 VERBS_ASSERT_SIZE(struct verbs_qp, 368);
 VERBS_ASSERT_OFF(struct verbs_qp, comp_mask, 352);
 VERBS_ASSERT_OFF(struct verbs_qp, xrcd, 360);
+VERBS_ASSERT_SIZE(struct verbs_xrcd, 16);
+VERBS_ASSERT_OFF(struct verbs_xrcd, handle, 12);
+VERBS_ASSERT_SIZE(struct verbs_srq, 160);
+VERBS_ASSERT_OFF(struct verbs_srq, srq_num, 152);
 
 /* From the public header, but the context allocation depends on it. */
 VERBS_ASSERT_SIZE(struct verbs_context, 648);
@@ -595,5 +646,7 @@ VERBS_ASSERT_OFF(struct ibv_create_qp_ex, core, 24);
 VERBS_ASSERT_SIZE(struct ibv_modify_qp, 120);
 VERBS_ASSERT_SIZE(struct ibv_query_qp, 24);
 VERBS_ASSERT_SIZE(struct ibv_post_send, 32);
+VERBS_ASSERT_SIZE(struct ibv_create_xsrq, 56);
+VERBS_ASSERT_SIZE(struct ibv_open_xrcd, 24);
 
 #endif /* SOFTRDMA_VERBS_PRIVATE_H */

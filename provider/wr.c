@@ -202,6 +202,15 @@ static void srdma_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	srdma_wqe_set_ud(wqe, ah, remote_qpn, remote_qkey);
 }
 
+/* XRC: the SRQ at the target the WQE's message goes to. */
+static void srdma_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct softrdma_send_wqe *wqe = srdma_wr_cur(to_sqpx(qpx));
+
+	if (wqe)
+		wqe->xrc_srqn = remote_srqn;
+}
+
 static void srdma_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 				  const struct ibv_sge *sg_list)
 {
@@ -353,6 +362,8 @@ void srdma_qp_init_wr_ops(struct srdma_qp *qp, uint64_t send_ops_flags)
 
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = srdma_wr_set_ud_addr;
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		qpx->wr_set_xrc_srqn = srdma_wr_set_xrc_srqn;
 	qpx->wr_set_sge = srdma_wr_set_sge;
 	qpx->wr_set_sge_list = srdma_wr_set_sge_list;
 	qpx->wr_set_inline_data = srdma_wr_set_inline_data;

@@ -150,7 +150,7 @@ struct softrdma_send_wqe {
 		__u8 size[48];
 	} wr;
 	__u32 inline_len;
-	__u32 reserved;
+	__u32 xrc_srqn;		/* XRC initiator: the target's SRQ number */
 	struct softrdma_sge sge[];
 };
 

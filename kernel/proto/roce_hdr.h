@@ -7,7 +7,8 @@
  * convert to host order and mask the reserved bits away.
  *
  * Order of the headers inside a RoCEv2 UDP payload:
- *   BTH [DETH] [RETH] [AtomicETH] [AETH] [AtomicAckETH] [ImmDt] [IETH]
+ *   BTH [DETH] [XRCETH] [RETH] [AtomicETH] [AETH] [AtomicAckETH] [ImmDt]
+ *   [IETH]
  *   payload, pad (0-3 bytes), ICRC (4 bytes, little-endian).
  */
 #ifndef SOFTRDMA_ROCE_HDR_H
@@ -19,6 +20,7 @@
 
 #define ROCE_BTH_LEN		12
 #define ROCE_DETH_LEN		8
+#define ROCE_XRCETH_LEN		4
 #define ROCE_RETH_LEN		16
 #define ROCE_ATMETH_LEN		28
 #define ROCE_AETH_LEN		4
@@ -211,6 +213,22 @@ static inline void roce_deth_encode(struct roce_deth *deth, u32 qkey, u32 sqp)
 {
 	deth->qkey = cpu_to_be32(qkey);
 	deth->sqp = cpu_to_be32(sqp & ROCE_QPN_MASK);
+}
+
+/* ---- XRC Extended Transport Header (XRC requests) -------------------- */
+
+struct roce_xrceth {
+	__be32	srqn;		/* resv:8 | XRCSRQ:24, the target's SRQ */
+} __packed;
+
+static inline u32 roce_xrceth_srqn(const struct roce_xrceth *x)
+{
+	return be32_to_cpu(x->srqn) & ROCE_QPN_MASK;
+}
+
+static inline void roce_xrceth_encode(struct roce_xrceth *x, u32 srqn)
+{
+	x->srqn = cpu_to_be32(srqn & ROCE_QPN_MASK);
 }
 
 /* ---- RDMA Extended Transport Header --------------------------------- */
@@ -442,6 +460,7 @@ static inline void roce_ieth_encode(struct roce_ieth *h, u32 rkey)
 
 ROCE_HDR_SIZE_CHECK(roce_bth, ROCE_BTH_LEN);
 ROCE_HDR_SIZE_CHECK(roce_deth, ROCE_DETH_LEN);
+ROCE_HDR_SIZE_CHECK(roce_xrceth, ROCE_XRCETH_LEN);
 ROCE_HDR_SIZE_CHECK(roce_reth, ROCE_RETH_LEN);
 ROCE_HDR_SIZE_CHECK(roce_atmeth, ROCE_ATMETH_LEN);
 ROCE_HDR_SIZE_CHECK(roce_aeth, ROCE_AETH_LEN);

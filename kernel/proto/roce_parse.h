@@ -69,6 +69,12 @@ roce_pkt_deth(const struct roce_pkt_info *pkt)
 	return roce_pkt_ext(pkt, ROCE_EXT_DETH);
 }
 
+static inline const struct roce_xrceth *
+roce_pkt_xrceth(const struct roce_pkt_info *pkt)
+{
+	return roce_pkt_ext(pkt, ROCE_EXT_XRCETH);
+}
+
 static inline const struct roce_reth *
 roce_pkt_reth(const struct roce_pkt_info *pkt)
 {

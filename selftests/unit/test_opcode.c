@@ -27,6 +27,19 @@ static const struct {
 	{ ROCE_UC_WRITE_LAST, 12 },	{ ROCE_UC_WRITE_LAST_IMM, 16 },
 	{ ROCE_UC_WRITE_ONLY, 28 },	{ ROCE_UC_WRITE_ONLY_IMM, 32 },
 	{ ROCE_UD_SEND_ONLY, 20 },	{ ROCE_UD_SEND_ONLY_IMM, 24 },
+	/* XRC: RC's requests with a 4-byte XRCETH, RC's responses */
+	{ ROCE_XRC_SEND_FIRST, 16 },	{ ROCE_XRC_SEND_MIDDLE, 16 },
+	{ ROCE_XRC_SEND_LAST, 16 },	{ ROCE_XRC_SEND_LAST_IMM, 20 },
+	{ ROCE_XRC_SEND_ONLY, 16 },	{ ROCE_XRC_SEND_ONLY_IMM, 20 },
+	{ ROCE_XRC_WRITE_FIRST, 32 },	{ ROCE_XRC_WRITE_MIDDLE, 16 },
+	{ ROCE_XRC_WRITE_LAST, 16 },	{ ROCE_XRC_WRITE_LAST_IMM, 20 },
+	{ ROCE_XRC_WRITE_ONLY, 32 },	{ ROCE_XRC_WRITE_ONLY_IMM, 36 },
+	{ ROCE_XRC_READ_REQUEST, 32 },	{ ROCE_XRC_READ_RESP_FIRST, 16 },
+	{ ROCE_XRC_READ_RESP_MIDDLE, 12 }, { ROCE_XRC_READ_RESP_LAST, 16 },
+	{ ROCE_XRC_READ_RESP_ONLY, 16 }, { ROCE_XRC_ACK, 16 },
+	{ ROCE_XRC_ATOMIC_ACK, 24 },	{ ROCE_XRC_CMP_SWAP, 44 },
+	{ ROCE_XRC_FETCH_ADD, 44 },	{ ROCE_XRC_SEND_LAST_INV, 20 },
+	{ ROCE_XRC_SEND_ONLY_INV, 20 },
 };
 
 static u32 flags_of(u8 opcode)
@@ -75,6 +88,15 @@ static void transport_validity(struct ktap *t)
 					ROCE_OP_SEND_ONLY_INV));
 	KT_EXPECT(t, !roce_opcode_known(ROCE_TRANSPORT_RD |
 					ROCE_OP_SEND_ONLY));
+	KT_EXPECT(t, roce_opcode_valid_for(ROCE_XRC_SEND_ONLY,
+					   ROCE_TRANSPORT_XRC));
+	KT_EXPECT(t, !roce_opcode_valid_for(ROCE_XRC_SEND_ONLY,
+					    ROCE_TRANSPORT_RC));
+	/* Every XRC request, and no response, names the target's SRQ. */
+	KT_EXPECT(t, flags_of(ROCE_XRC_READ_REQUEST) & ROCE_F_XRCETH);
+	KT_EXPECT(t, flags_of(ROCE_XRC_SEND_MIDDLE) & ROCE_F_XRCETH);
+	KT_EXPECT(t, !(flags_of(ROCE_XRC_ACK) & ROCE_F_XRCETH));
+	KT_EXPECT(t, !(flags_of(ROCE_XRC_READ_RESP_ONLY) & ROCE_F_XRCETH));
 }
 
 /* Every entry: offsets ascend in wire order and tile the header. */
@@ -82,6 +104,7 @@ static void ext_offsets_tile_headers(struct ktap *t)
 {
 	static const u8 ext_len[ROCE_EXT_NUM] = {
 		[ROCE_EXT_DETH] = ROCE_DETH_LEN,
+		[ROCE_EXT_XRCETH] = ROCE_XRCETH_LEN,
 		[ROCE_EXT_RETH] = ROCE_RETH_LEN,
 		[ROCE_EXT_ATMETH] = ROCE_ATMETH_LEN,
 		[ROCE_EXT_AETH] = ROCE_AETH_LEN,
