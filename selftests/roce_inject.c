@@ -927,7 +927,11 @@ static void t_malformed(void)
 	d.data = data;
 	d.len = 16;
 	rpkt_build(&p[1], &d);
-	t_drop("UC SEND_ONLY and UD SEND_ONLY to an RC QP: dropped", &L, p, 2,
+	desc_init(&d, RPKT_XRC_SEND_ONLY, L.qp->qp_num, L.epsn);
+	d.data = data;
+	d.len = 16;
+	rpkt_build(&p[2], &d);
+	t_drop("UC, UD and XRC SEND_ONLY to an RC QP: dropped", &L, p, 3,
 	       "qp_type");
 
 	desc_init(&d, RPKT_SEND_ONLY, L.qp->qp_num, L.epsn);

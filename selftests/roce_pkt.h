@@ -35,6 +35,7 @@
 #define RPKT_CMP_SWAP		0x13
 #define RPKT_UC_SEND_ONLY	0x24
 #define RPKT_UD_SEND_ONLY	0x64
+#define RPKT_XRC_SEND_ONLY	0xa4
 
 #define RPKT_SYN_ACK		0x1f	/* ACK, no credit information */
 #define RPKT_SYN_NAK_SEQ	0x60

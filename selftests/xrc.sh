@@ -1,9 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # XRC over srdma0 with the standard tool: initiator QPs send to SRQs of
-# an XRC domain through one target QP per client (ibv_xsrq_pingpong),
-# then our own checks of every XRC operation and of the SRQ a request
-# may name (xrc_verbs).
+# an XRC domain through one target QP per client (ibv_xsrq_pingpong).
 . "$(dirname "$0")/lib.sh"
 trap srdma_cleanup EXIT
 
