@@ -17,6 +17,7 @@ static const struct rdma_stat_desc srdma_counter_descs[SRDMA_CNT_MAX] = {
 	[SRDMA_CNT_RNR_NAKS_SENT].name		= "rnr_naks_sent",
 	[SRDMA_CNT_RNR_NAKS_RCVD].name		= "rnr_naks_rcvd",
 	[SRDMA_CNT_DUP_REQUESTS].name		= "dup_requests",
+	[SRDMA_CNT_ODP_FAULTS].name		= "odp_faults",
 	[SRDMA_CNT_RX_DROPS].name		= "rx_drops",
 	[SRDMA_CNT_DROP_SHORT].name		= "drop_short",
 	[SRDMA_CNT_DROP_BAD_VERSION].name	= "drop_bad_version",

@@ -24,6 +24,7 @@ enum srdma_counter {
 	SRDMA_CNT_RNR_NAKS_SENT,
 	SRDMA_CNT_RNR_NAKS_RCVD,
 	SRDMA_CNT_DUP_REQUESTS,		/* answered again, not executed */
+	SRDMA_CNT_ODP_FAULTS,		/* ODP pages asked to be mapped */
 	SRDMA_CNT_RX_DROPS,		/* sum of the reasons below */
 	/* Malformed packets, in enum roce_drop_reason order. */
 	SRDMA_CNT_DROP_SHORT,

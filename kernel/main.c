@@ -88,6 +88,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.uverbs_abi_ver = SOFTRDMA_ABI_VERSION,
 	.device_group = &srdma_attr_group,
 
+	.advise_mr = srdma_advise_mr,
 	.alloc_hw_port_stats = srdma_alloc_hw_port_stats,
 	.alloc_mr = srdma_alloc_mr,
 	.alloc_mw = srdma_alloc_mw,

@@ -109,7 +109,7 @@ bool srdma_mr_check(const struct srdma_mr *mr, u64 iova, u64 len)
 }
 
 /* One piece of a transfer: @n bytes at @va, in @page at @pg_off. */
-static int srdma_xfer_piece(struct srdma_xfer *x, struct page *page,
+int srdma_xfer_piece(struct srdma_xfer *x, struct page *page,
 			    u32 pg_off, u8 *va, u32 n)
 {
 	struct sk_buff *skb = x->skb;
@@ -191,6 +191,8 @@ int srdma_mr_xfer(struct srdma_mr *mr, u64 iova, u32 len, struct srdma_xfer *x)
 		return srdma_xfer_piece(x, NULL, 0, (u8 *)(uintptr_t)iova, len);
 	if (mr->kpages)
 		return srdma_frmr_xfer(mr, iova, len, x);
+	if (mr->odp)
+		return srdma_odp_xfer(mr, iova, len, x);
 
 	off = iova - mr->iova + ib_umem_offset(mr->umem);
 	while (len && !err) {
@@ -238,25 +240,33 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	/* Optional flags (relaxed ordering) are hints we may ignore. */
 	if (access & ~(SRDMA_MR_ACCESS | IB_ACCESS_OPTIONAL))
 		return ERR_PTR(-EOPNOTSUPP);
+	/* Implicit ODP: the whole address space, mapped as used. */
+	if ((access & IB_ACCESS_ON_DEMAND) && !start && length == U64_MAX)
+		return ERR_PTR(-EOPNOTSUPP);
 	if (!length || length > SRDMA_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-
-	mr->umem = ib_umem_get(pd->device, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		goto err_free;
-	}
-	err = srdma_mr_map_pages(mr);
-	if (err)
-		goto err_umem;
-
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = access;
+
+	if (access & IB_ACCESS_ON_DEMAND) {
+		err = srdma_odp_reg(sdev, mr, start);
+		if (err)
+			goto err_free;
+	} else {
+		mr->umem = ib_umem_get(pd->device, start, length, access);
+		if (IS_ERR(mr->umem)) {
+			err = PTR_ERR(mr->umem);
+			goto err_free;
+		}
+		err = srdma_mr_map_pages(mr);
+		if (err)
+			goto err_umem;
+	}
 	err = srdma_mr_add(sdev, mr);
 	if (err)
 		goto err_pages;
@@ -265,7 +275,10 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 err_pages:
 	kvfree(mr->pages);
 err_umem:
-	ib_umem_release(mr->umem);
+	if (mr->odp)
+		srdma_odp_release(mr);
+	else
+		ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
@@ -292,8 +305,10 @@ struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (!(flags & IB_MR_REREG_PD))
 		pd = ibmr->pd;
 
+	/* Writable pages, or pinned vs on-demand, need a new mapping. */
 	if (!(flags & IB_MR_REREG_TRANS) &&
-	    ib_access_writable(access) && !mr->umem->writable) {
+	    ((ib_access_writable(access) && !mr->umem->writable) ||
+	     ((access ^ mr->access) & IB_ACCESS_ON_DEMAND))) {
 		start = mr->umem->address;
 		length = mr->length;
 		iova = mr->iova;
@@ -333,7 +348,9 @@ int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	srdma_mr_put(mr);
 	wait_for_completion(&mr->released);
 
-	if (mr->umem) {
+	if (mr->odp) {
+		srdma_odp_release(mr);
+	} else if (mr->umem) {
 		kvfree(mr->pages);
 		ib_umem_release(mr->umem);
 	}

@@ -18,6 +18,7 @@
 #define SRDMA_WINDOW		256	/* request PSNs in flight */
 #define SRDMA_ACK_EVERY		32	/* AckReq at least every N packets */
 #define SRDMA_MIN_TIMEOUT_US	20000	/* TCG guests are slow */
+#define SRDMA_ODP_WAIT		1	/* jiffies: a page being mapped */
 
 static struct softrdma_send_wqe *srdma_wqe(struct srdma_qp *qp, u32 idx)
 {
@@ -237,7 +238,8 @@ static u8 srdma_req_opcode(const struct softrdma_send_wqe *w, bool first,
 
 /*
  * Transmit the next packet of WQE @qp->req_idx.
- * Return: 0, -ENOMEM (try again later) or a negated ib_wc_status.
+ * Return: 0, -ENOMEM (try again later), -EAGAIN (an ODP page is being
+ * mapped: pause) or a negated ib_wc_status.
  */
 static int srdma_req_send_one(struct srdma_qp *qp)
 {
@@ -333,7 +335,7 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		err = srdma_pkt_put(skb, &src, n, pad);
 		if (err) {
 			kfree_skb(skb);
-			if (err == -ENOMEM)
+			if (err == -ENOMEM || err == -EAGAIN)
 				return err;
 			return err == -EACCES ? -IB_WC_LOC_PROT_ERR :
 						-IB_WC_LOC_LEN_ERR;
@@ -508,6 +510,12 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 				queue_work(srdma_tx_wq, &qp->req_work);
 			break;
 		}
+		if (err == -EAGAIN) {
+			/* As after an RNR NAK: the timer sends on. */
+			qp->rnr_wait = true;
+			srdma_arm_timer(qp, SRDMA_ODP_WAIT);
+			break;
+		}
 		if (err) {
 			srdma_st(qp, qp->req_idx)->status = -err;
 			qp->req_idx++;
@@ -667,8 +675,12 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 	}
 }
 
-/* An atomic's original value into its 8-byte local buffer. */
-static void srdma_comp_atomic(struct srdma_qp *qp,
+/*
+ * An atomic's original value into its 8-byte local buffer.
+ * Return: false if an ODP page of it is being mapped: the ACK is dropped
+ * and the atomic asked again (the responder replays, not re-executes).
+ */
+static bool srdma_comp_atomic(struct srdma_qp *qp,
 			      const struct roce_pkt_info *pkt,
 			      const struct softrdma_send_wqe *w,
 			      struct srdma_swqe *st)
@@ -678,10 +690,13 @@ static void srdma_comp_atomic(struct srdma_qp *qp,
 	int err;
 
 	err = srdma_sge_xfer(qp, w->sge, w->num_sge, 0, sizeof(orig), &x);
+	if (err == -EAGAIN)
+		return false;
 	if (err)
 		st->status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
 					      IB_WC_LOC_LEN_ERR;
 	st->read_done = true;
+	return true;
 }
 
 /*
@@ -735,11 +750,14 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 		srdma_comp_ack_upto(qp, st->first_psn);
 
 	if (pkt->info->flags & ROCE_F_ATOMIC) {
-		srdma_comp_atomic(qp, pkt, w, st);
+		if (!srdma_comp_atomic(qp, pkt, w, st))
+			goto unmapped;
 		srdma_comp_ack_upto(qp, roce_psn_next(psn));
 		goto done;
 	}
 	err = srdma_pkt_to_sge(qp, pkt, w->sge, w->num_sge, st->read_off);
+	if (err == -EAGAIN)
+		goto unmapped;
 	if (err) {
 		st->status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
 					      IB_WC_LOC_LEN_ERR;
@@ -762,6 +780,10 @@ done:
 	return __srdma_req_run(qp);
 drop:
 	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+	return false;
+unmapped:
+	/* An ODP page is being mapped: the response is asked for again. */
+	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
 	return false;
 }
 

@@ -108,6 +108,16 @@ static void srdma_resp_nak(struct srdma_qp *qp, enum roce_nak_code code)
 	srdma_resp_ack(qp, qp->epsn, roce_aeth_syn_nak(code));
 }
 
+/*
+ * Not now: no receive WQE, or an ODP page being mapped. The requester
+ * sends @psn again after the QP's RNR timer.
+ */
+static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
+{
+	srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_SENT);
+	srdma_resp_ack(qp, psn, roce_aeth_syn_rnr(qp->attr.min_rnr_timer));
+}
+
 static u8 srdma_ack_syndrome(void)
 {
 	/* Like rdma_rxe: no end-to-end credits. */
@@ -211,6 +221,8 @@ static int srdma_resp_send(struct srdma_qp *qp,
 	}
 	err = srdma_pkt_to_sge(qp, pkt, qp->rwqe->sge, qp->rwqe->num_sge,
 			       qp->recv_off);
+	if (err == -EAGAIN)
+		return -EAGAIN;	/* an ODP page being mapped: RNR */
 	if (err) {
 		srdma_resp_cqe(qp, err == -EACCES ? IB_WC_LOC_PROT_ERR :
 				   IB_WC_LOC_LEN_ERR, IB_WC_RECV, 0, pkt);
@@ -319,6 +331,12 @@ static int srdma_resp_write(struct srdma_qp *qp,
 		}
 		err = srdma_pkt_to_mr(mr, qp->wr_va, pkt);
 		srdma_mr_put(mr);
+		if (err == -EAGAIN)
+			return -EAGAIN;	/* an ODP page being mapped: RNR */
+		if (err == -EACCES) {
+			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
+			return RESP_QP_ERROR;
+		}
 		if (err) {	/* the skb is shorter than its headers say */
 			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 			return RESP_QP_ERROR;
@@ -376,6 +394,7 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 	u32 npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, mtu));
 	struct srdma_mr *mr = NULL;
 	u32 burst = 0;
+	int err;
 
 	if (rd->atomic) {
 		srdma_resp_atomic_ack(qp, rd);
@@ -422,8 +441,16 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 		if (info->flags & ROCE_F_AETH)
 			roce_aeth_encode((void *)(hdr + info->off[ROCE_EXT_AETH]),
 					 srdma_ack_syndrome(), rd->msn);
-		if (srdma_pkt_put(skb, &src, n, pad)) {
+		err = srdma_pkt_put(skb, &src, n, pad);
+		if (err) {
 			kfree_skb(skb);
+			/*
+			 * Not for want of memory: an ODP page unmapped since
+			 * the request. Give the read up; the requester asks
+			 * again.
+			 */
+			if (err != -ENOMEM)
+				rd->sent = npkts;
 			break;
 		}
 		srdma_xmit(qp, skb);
@@ -495,6 +522,7 @@ static int srdma_resp_read(struct srdma_qp *qp,
 	u32 len = roce_reth_len(reth);
 	u64 va = roce_reth_va(reth);
 	struct srdma_rd *rd;
+	int err;
 
 	if (len > SRDMA_MAX_MSG) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
@@ -509,7 +537,15 @@ static int srdma_resp_read(struct srdma_qp *qp,
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
 			return RESP_QP_ERROR;
 		}
+		/* ODP: the pages in before the answer is queued. */
+		err = mr->odp ? srdma_odp_probe(mr, va, len, false) : 0;
 		srdma_mr_put(mr);
+		if (err == -EAGAIN)
+			return -EAGAIN;
+		if (err) {
+			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
+			return RESP_QP_ERROR;
+		}
 	}
 	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC)
 		return -EBUSY;
@@ -602,8 +638,11 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 	}
 	spin_unlock(&srdma_atomic_lock);
 	srdma_mr_put(mr);
+	if (err == -EAGAIN)
+		return -EAGAIN;	/* an ODP page being mapped: RNR */
 	if (err) {
-		srdma_resp_nak(qp, ROCE_NAK_REMOTE_OP);
+		srdma_resp_nak(qp, err == -EACCES ? ROCE_NAK_REMOTE_ACCESS :
+				   ROCE_NAK_REMOTE_OP);
 		return RESP_QP_ERROR;
 	}
 
@@ -737,12 +776,14 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		ret = srdma_resp_write(qp, pkt);
 	} else if (flags & ROCE_F_READ) {
 		ret = srdma_resp_read(qp, pkt, psn);
-		if (ret == -EBUSY) {
+		if (ret == -EAGAIN) {
+			srdma_resp_rnr(qp, psn);
+			ret = RESP_DONE;
+		} else if (ret == -EBUSY) {
 			/* dropped: asked again later */
 			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
 			ret = RESP_DONE;
-		}
-		else if (ret == RESP_DONE) {
+		} else if (ret == RESP_DONE) {
 			qp->epsn = roce_psn_add(qp->epsn,
 				max_t(u32, 1, DIV_ROUND_UP(roce_reth_len(
 					roce_pkt_reth(pkt)),
@@ -752,7 +793,10 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		goto out;
 	} else {
 		ret = srdma_resp_atomic(qp, pkt, psn);
-		if (ret == -EBUSY) {
+		if (ret == -EAGAIN) {
+			srdma_resp_rnr(qp, psn);
+			ret = RESP_DONE;
+		} else if (ret == -EBUSY) {
 			/* dropped: asked again later */
 			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
 			ret = RESP_DONE;
@@ -771,10 +815,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		goto out;
 	}
 	if (ret == -EAGAIN) {
-		/* No receive WQE: RNR NAK, the requester sends again later. */
-		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_SENT);
-		srdma_resp_ack(qp, psn,
-			       roce_aeth_syn_rnr(qp->attr.min_rnr_timer));
+		srdma_resp_rnr(qp, psn);
 		ret = RESP_DONE;
 		goto out;
 	}

@@ -45,7 +45,8 @@
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
-				 IB_ACCESS_MW_BIND)
+				 IB_ACCESS_MW_BIND | \
+				 IB_ACCESS_ON_DEMAND)
 /* What a memory window may grant. */
 #define SRDMA_MW_ACCESS		(IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
@@ -153,6 +154,13 @@ struct srdma_xrcd {
  * @max_pages: room in @kpages
  * @page_shift: of the page size @kpages was mapped with
  * @valid: a fast-register MR: registered and not invalidated
+ * @odp: on-demand paging: @umem is an ib_umem_odp, @pages unused (odp.c)
+ * @odp_lock: ODP: held by copies and by the invalidation of pages
+ * @odp_work: ODP: maps the range the transport wants, holding a ref
+ * @odp_want_start: ODP: user address range waiting for @odp_work...
+ * @odp_want_end: ...0 when none (both under @odp_lock)
+ * @odp_bad_start: ODP: a range that could not be mapped...
+ * @odp_bad_end: ...0 when none: its next access fails
  * @ref: the table's reference plus one per transport lookup
  * @released: completed when @ref drops to zero
  * @rcu: the memory outlives RCU readers of the key table
@@ -174,6 +182,13 @@ struct srdma_mr {
 	u32 max_pages;
 	u8 page_shift;
 	bool valid;
+	bool odp;
+	spinlock_t odp_lock;
+	struct work_struct odp_work;
+	u64 odp_want_start;
+	u64 odp_want_end;
+	u64 odp_bad_start;
+	u64 odp_bad_end;
 	refcount_t ref;
 	struct completion released;
 	struct rcu_head rcu;
@@ -584,6 +599,19 @@ void srdma_mr_put(struct srdma_mr *mr);
 bool srdma_mr_check(const struct srdma_mr *mr, u64 iova, u64 len);
 int srdma_mr_xfer(struct srdma_mr *mr, u64 iova, u32 len,
 		  struct srdma_xfer *x);
+int srdma_xfer_piece(struct srdma_xfer *x, struct page *page, u32 pg_off,
+		     u8 *va, u32 n);
+
+/* odp.c: on-demand paging */
+int srdma_odp_reg(struct srdma_dev *sdev, struct srdma_mr *mr, u64 start);
+void srdma_odp_release(struct srdma_mr *mr);
+int srdma_odp_map(struct srdma_mr *mr, u64 va, u64 len, bool fault);
+int srdma_odp_xfer(struct srdma_mr *mr, u64 iova, u32 len,
+		   struct srdma_xfer *x);
+int srdma_odp_probe(struct srdma_mr *mr, u64 iova, u32 len, bool write);
+int srdma_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs);
 
 /* frmr.c: fast-register MRs of kernel consumers */
 /* The kernel-only ring opcode of IB_WR_REG_MR: user WQEs may not use it. */

@@ -66,6 +66,11 @@ void srdma_ud_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	if (!err)
 		err = srdma_pkt_to_sge(qp, pkt, qp->rwqe->sge,
 				       qp->rwqe->num_sge, SRDMA_GRH_LEN);
+	if (err == -EAGAIN) {
+		/* An ODP page being mapped: the datagram is lost, the WQE kept. */
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
+		goto out;
+	}
 	/*
 	 * A datagram too long for the buffer fails that WQE only: the QP
 	 * stays up, or any sender could stop it.

@@ -59,6 +59,22 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq_sge = SRDMA_MAX_SGE;
 	attr->max_pkeys = 1;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	if (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)) {
+		u32 rc = IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			 IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+			 IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+
+		attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+		attr->odp_caps.general_caps = IB_ODP_SUPPORT;
+		attr->odp_caps.per_transport_caps.rc_odp_caps = rc;
+		attr->odp_caps.per_transport_caps.xrc_odp_caps = rc;
+		attr->odp_caps.per_transport_caps.uc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_SRQ_RECV;
+		attr->odp_caps.per_transport_caps.ud_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_SRQ_RECV;
+	}
 	return 0;
 }
 

@@ -21,6 +21,7 @@ static void srdma_free_context(struct ibv_context *ibctx)
  * libibverbs' stub and fails with EOPNOTSUPP instead of pretending.
  */
 static const struct verbs_context_ops srdma_context_ops = {
+	.advise_mr		= srdma_advise_mr,
 	.alloc_mw		= srdma_alloc_mw,
 	.alloc_parent_domain	= srdma_alloc_parent_domain,
 	.alloc_pd		= srdma_alloc_pd,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Memory registration: the kernel pins and owns the mapping; we only keep
- * the handle and keys it returns.
+ * Memory registration: the kernel pins (or, on demand, maps) and owns the
+ * mapping; we only keep the handle and keys it returns.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +28,13 @@ struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		return NULL;
 	}
 	return &vmr->ibv_mr;
+}
+
+/* ibv_advise_mr(): the kernel maps the ranges of ODP MRs now. */
+int srdma_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
 }
 
 /* The kernel may answer with new keys; libibverbs updates the rest. */

@@ -38,30 +38,6 @@ static int srdma_srq_map(struct srdma_srq *srq, const struct ibv_srq_attr *attr,
 	return ret;
 }
 
-struct ibv_srq *srdma_create_srq(struct ibv_pd *pd,
-				 struct ibv_srq_init_attr *attr)
-{
-	struct srdma_create_srq_resp resp = {};
-	struct ibv_create_srq cmd = {};
-	struct srdma_srq *srq;
-	int ret;
-
-	srq = calloc(1, sizeof(*srq));
-	if (!srq)
-		return NULL;
-
-	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
-				 &resp.core, sizeof(resp));
-	if (!ret)
-		ret = srdma_srq_map(srq, &attr->attr, &resp);
-	if (ret) {
-		free(srq);
-		errno = ret;
-		return NULL;
-	}
-	return &srq->vsrq.srq;
-}
-
 /* Basic and XRC SRQs; tag matching is EOPNOTSUPP. */
 struct ibv_srq *srdma_create_srq_ex(struct ibv_context *ibctx,
 				    struct ibv_srq_init_attr_ex *attr)
@@ -91,6 +67,23 @@ struct ibv_srq *srdma_create_srq_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 	return &srq->vsrq.srq;
+}
+
+/* ibv_create_srq(): a basic SRQ, as ibv_create_srq_ex() makes it. */
+struct ibv_srq *srdma_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex attr_ex = {
+		.srq_context = attr->srq_context,
+		.attr = attr->attr,
+		.comp_mask = IBV_SRQ_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_srq *srq = srdma_create_srq_ex(pd->context, &attr_ex);
+
+	if (srq)
+		attr->attr = attr_ex.attr;	/* what the kernel granted */
+	return srq;
 }
 
 int srdma_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)

@@ -381,11 +381,6 @@ struct ibv_query_qp {
 	struct ib_uverbs_query_qp core;
 };
 
-struct ibv_create_srq {
-	struct ib_uverbs_cmd_hdr hdr;
-	struct ib_uverbs_create_srq core;
-};
-
 struct ibv_create_xsrq {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_create_xsrq core;
@@ -463,6 +458,10 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/* Prefetch of on-demand-paging MRs: the kernel maps the ranges. */
+int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list,
+		      uint32_t num_sge);
 /* Fills mw (context, pd, handle, rkey, type) from the response. */
 int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
 		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
@@ -519,12 +518,6 @@ int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
 		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
 int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
 
-/* Writes the granted max_wr and max_sge back to attr->attr. */
-int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
-		       struct ibv_srq_init_attr *attr,
-		       struct ibv_create_srq *cmd, size_t cmd_size,
-		       struct ib_uverbs_create_srq_resp *resp,
-		       size_t resp_size);
 /*
  * Any SRQ type; comp_mask must hold PD. Writes the granted max_wr and
  * max_sge back to attr_ex->attr and fills srq's type, XRCD, CQ and number.
@@ -578,6 +571,7 @@ VERBS_ASSERT_OFF(struct verbs_device, ops, 664);
 VERBS_ASSERT_OFF(struct verbs_device, sysfs, 696);
 
 VERBS_ASSERT_SIZE(struct verbs_context_ops, 76 * sizeof(void *));
+VERBS_ASSERT_OP(advise_mr, 0);
 VERBS_ASSERT_OP(alloc_mw, 2);
 VERBS_ASSERT_OP(alloc_parent_domain, 4);
 VERBS_ASSERT_OP(alloc_pd, 5);

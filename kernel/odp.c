@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * On-demand paging: MRs whose pages are not pinned but mapped when the
+ * transport needs them, and unmapped when the kernel reclaims or the
+ * process unmaps them (the core's ib_umem_odp and its MMU notifier).
+ *
+ * The transport runs in softirq and cannot fault pages in. An access
+ * that finds a page absent asks the MR's fault work to map the range and
+ * fails with -EAGAIN; each side then comes back later, as RoCE NICs do:
+ * the responder answers RNR NAK, the requester pauses as after one, a
+ * read response or atomic result that cannot be placed is dropped and
+ * asked for again. A range the process has no memory for fails the next
+ * access with -EACCES, a protection error.
+ *
+ * We are a virtual-DMA device: the "DMA address" the core keeps for each
+ * mapped page is its kernel virtual address. Copies run under the MR's
+ * odp_lock, which the invalidation takes before it unmaps pages, so no
+ * page goes away under a copy.
+ */
+#include <linux/mmu_notifier.h>
+#include <rdma/ib_umem_odp.h>
+
+#include "srdma.h"
+
+static bool srdma_odp_invalidate(struct mmu_interval_notifier *mni,
+				 const struct mmu_notifier_range *range,
+				 unsigned long cur_seq)
+{
+	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
+					       notifier);
+	struct srdma_mr *mr = odp->private;	/* NULL: not set up yet */
+	unsigned long start, end;
+
+	if (!mmu_notifier_range_blockable(range))
+		return false;
+	mutex_lock(&odp->umem_mutex);
+	if (mr)
+		spin_lock_bh(&mr->odp_lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	start = max_t(u64, ib_umem_start(odp), range->start);
+	end = min_t(u64, ib_umem_end(odp), range->end);
+	if (start < end)
+		ib_umem_odp_unmap_dma_pages(odp, start, end);
+	if (mr)
+		spin_unlock_bh(&mr->odp_lock);
+	mutex_unlock(&odp->umem_mutex);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops srdma_odp_ops = {
+	.invalidate = srdma_odp_invalidate,
+};
+
+/**
+ * srdma_odp_map - map user range [@va, @va + @len) of an ODP MR
+ * @mr: the MR
+ * @va: user virtual address
+ * @len: bytes, at least 1
+ * @fault: fault absent pages in; else map only those present
+ *
+ * Sleeps. Return: 0 or a negative errno (-EFAULT: no such memory).
+ */
+int srdma_odp_map(struct srdma_mr *mr, u64 va, u64 len, bool fault)
+{
+	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
+	u64 access = ODP_READ_ALLOWED_BIT;
+	int np;
+
+	if (va < ib_umem_start(odp) || va + len > ib_umem_end(odp) ||
+	    va + len < va)
+		return -EFAULT;
+	if (odp->umem.writable)
+		access |= ODP_WRITE_ALLOWED_BIT;
+	np = ib_umem_odp_map_dma_and_lock(odp, va, len, access, fault);
+	if (np < 0)
+		return np;
+	mutex_unlock(&odp->umem_mutex);
+	return 0;
+}
+
+/* Map what the transport asked for; remember a range that cannot be. */
+static void srdma_odp_fault_work(struct work_struct *work)
+{
+	struct srdma_mr *mr = container_of(work, struct srdma_mr, odp_work);
+	u64 start, end;
+	int err;
+
+	spin_lock_bh(&mr->odp_lock);
+	start = mr->odp_want_start;
+	end = mr->odp_want_end;
+	mr->odp_want_end = 0;
+	spin_unlock_bh(&mr->odp_lock);
+
+	err = end ? srdma_odp_map(mr, start, end - start, true) : 0;
+	if (err) {
+		spin_lock_bh(&mr->odp_lock);
+		mr->odp_bad_start = start;
+		mr->odp_bad_end = end;
+		spin_unlock_bh(&mr->odp_lock);
+	}
+	srdma_mr_put(mr);	/* taken by srdma_odp_want() */
+}
+
+/* Ask for [@va, @va + @len) to be mapped; odp_lock held, a ref on @mr. */
+static void srdma_odp_want(struct srdma_mr *mr, u64 va, u32 len)
+{
+	srdma_count(to_sdev(mr->ibmr.device), SRDMA_CNT_ODP_FAULTS);
+	if (mr->odp_want_end) {
+		mr->odp_want_start = min(mr->odp_want_start, va);
+		mr->odp_want_end = max(mr->odp_want_end, va + len);
+		return;		/* the queued work takes it too */
+	}
+	mr->odp_want_start = va;
+	mr->odp_want_end = va + len;
+	refcount_inc(&mr->ref);
+	if (!queue_work(srdma_tx_wq, &mr->odp_work))
+		srdma_mr_put(mr);	/* running: it comes round again */
+}
+
+/*
+ * Are the pages of user range [@va, @va + @len) mapped for @write? If
+ * not, ask for them. odp_lock held, @len at least 1.
+ * Return: 0, -EAGAIN (mapping under way) or -EACCES (no memory there).
+ */
+static int srdma_odp_present(struct srdma_mr *mr, u64 va, u32 len,
+			     bool write)
+{
+	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
+	u64 perm = ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
+	u64 start = ib_umem_start(odp), end = va + len;
+	u64 idx;
+
+	for (idx = (va - start) >> odp->page_shift;
+	     idx <= (end - 1 - start) >> odp->page_shift; idx++) {
+		if ((READ_ONCE(odp->dma_list[idx]) & perm) == perm)
+			continue;
+		/* It failed to map before: a protection error, once. */
+		if (va < mr->odp_bad_end && end > mr->odp_bad_start) {
+			mr->odp_bad_end = 0;
+			return -EACCES;
+		}
+		srdma_odp_want(mr, va, len);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/**
+ * srdma_odp_probe - would an access to [@iova, @iova + @len) go through?
+ * @mr: an ODP MR, a reference held; the range checked
+ * @iova: start in the MR's address space
+ * @len: bytes
+ * @write: the access writes
+ *
+ * For a responder that answers later (reads): absent pages are asked for
+ * now. Return: 0, -EAGAIN or -EACCES (see srdma_odp_xfer()).
+ */
+int srdma_odp_probe(struct srdma_mr *mr, u64 iova, u32 len, bool write)
+{
+	int err;
+
+	if (!len)
+		return 0;
+	spin_lock_bh(&mr->odp_lock);
+	err = srdma_odp_present(mr, iova - mr->iova + mr->umem->address, len,
+				write);
+	spin_unlock_bh(&mr->odp_lock);
+	return err;
+}
+
+/**
+ * srdma_odp_xfer - srdma_mr_xfer() for an ODP MR
+ * @mr: the MR, a reference held; the range checked
+ * @iova: start in the MR's address space
+ * @len: bytes
+ * @x: the other end
+ *
+ * Return: as srdma_mr_xfer(), or -EAGAIN when a page is absent (its
+ * mapping is under way) and -EACCES when the process has no memory there.
+ */
+int srdma_odp_xfer(struct srdma_mr *mr, u64 iova, u32 len,
+		   struct srdma_xfer *x)
+{
+	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
+	u64 va = iova - mr->iova + mr->umem->address;
+	u64 start = ib_umem_start(odp);
+	unsigned int shift = odp->page_shift;
+	int err;
+
+	if (!len)
+		return 0;
+	spin_lock_bh(&mr->odp_lock);
+	err = srdma_odp_present(mr, va, len, x->op == SRDMA_FROM_BUF ||
+					     x->op == SRDMA_FROM_SKB);
+	/* Piece by small page: a fragment must not cross one. */
+	while (len && !err) {
+		u64 dma = odp->dma_list[(va - start) >> shift];
+		u8 *kva = (u8 *)(uintptr_t)(dma & ODP_DMA_ADDR_MASK) +
+			  (va & (BIT_ULL(shift) - 1));
+		u32 n = min_t(u64, len, PAGE_SIZE - offset_in_page(kva));
+
+		err = srdma_xfer_piece(x, virt_to_page(kva),
+				       offset_in_page(kva), kva, n);
+		va += n;
+		len -= n;
+	}
+	spin_unlock_bh(&mr->odp_lock);
+	return err;
+}
+
+/**
+ * srdma_odp_reg - set up @mr over user memory, unpinned
+ * @sdev: the device
+ * @mr: an MR being registered (iova, length and access set)
+ * @start: user virtual address
+ *
+ * Pages already present are mapped; the rest come on first access.
+ */
+int srdma_odp_reg(struct srdma_dev *sdev, struct srdma_mr *mr, u64 start)
+{
+	struct ib_umem_odp *odp;
+	int err;
+
+	if (!IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING) ||
+	    !ib_uses_virt_dma(&sdev->ibdev))
+		return -EOPNOTSUPP;
+	spin_lock_init(&mr->odp_lock);
+	INIT_WORK(&mr->odp_work, srdma_odp_fault_work);
+	odp = ib_umem_odp_get(&sdev->ibdev, start, mr->length, mr->access,
+			      &srdma_odp_ops);
+	if (IS_ERR(odp))
+		return PTR_ERR(odp);
+	mr->umem = &odp->umem;
+	/* Under umem_mutex, which the invalidation takes first. */
+	mutex_lock(&odp->umem_mutex);
+	odp->private = mr;
+	mutex_unlock(&odp->umem_mutex);
+
+	err = srdma_odp_map(mr, start, mr->length, false);
+	if (err) {
+		ib_umem_odp_release(odp);
+		mr->umem = NULL;
+		return err;
+	}
+	mr->odp = true;
+	return 0;
+}
+
+void srdma_odp_release(struct srdma_mr *mr)
+{
+	ib_umem_odp_release(to_ib_umem_odp(mr->umem));
+}
+
+/**
+ * srdma_advise_mr - prefetch ODP memory (ibv_advise_mr)
+ * @pd: the PD of the lkeys
+ * @advice: PREFETCH (read), PREFETCH_WRITE, or PREFETCH_NO_FAULT (map
+ *	only what is present)
+ * @flags: IB_UVERBS_ADVISE_MR_FLAG_FLUSH: done before return; else as
+ *	well, since we have no faster way
+ * @sg_list: ranges, by lkey
+ * @num_sge: their number
+ * @attrs: unused
+ */
+int srdma_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs)
+{
+	struct srdma_dev *sdev = to_sdev(pd->device);
+	int access = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE ?
+		     IB_ACCESS_LOCAL_WRITE : 0;
+	u32 i;
+	int err = 0;
+
+	if (advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return -EOPNOTSUPP;
+	if (flags & ~IB_UVERBS_ADVISE_MR_FLAG_FLUSH)
+		return -EOPNOTSUPP;
+
+	for (i = 0; i < num_sge && !err; i++) {
+		struct srdma_mr *mr = srdma_mr_get(sdev, sg_list[i].lkey, pd,
+						   access);
+
+		if (!mr)
+			return -ENOENT;
+		if (!mr->odp || !sg_list[i].length ||
+		    !srdma_mr_check(mr, sg_list[i].addr, sg_list[i].length))
+			err = -EINVAL;
+		else
+			err = srdma_odp_map(mr, sg_list[i].addr - mr->iova +
+						mr->umem->address,
+					    sg_list[i].length,
+					    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT);
+		srdma_mr_put(mr);
+	}
+	return err;
+}
