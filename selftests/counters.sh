@@ -7,7 +7,7 @@
 trap srdma_cleanup EXIT
 
 NAMES="tx_pkts tx_bytes rx_pkts rx_bytes retransmits retry_timeouts
-seq_naks_sent seq_naks_rcvd rnr_naks_sent rnr_naks_rcvd dup_requests
+seq_naks_sent seq_naks_rcvd rnr_naks_sent rnr_naks_rcvd dup_requests odp_faults
 rx_drops drop_short drop_bad_version drop_bad_opcode drop_bad_pad
 drop_bad_length drop_bad_icrc drop_no_qp drop_qp_type drop_qp_state
 drop_psn drop_source drop_nomem drop_bad_qkey drop_no_recv drop_bad_request"
