@@ -6,7 +6,8 @@
  * right bytes, on the responder side (SEND, WRITE, READ, atomics) and on
  * the requester side (send source, read target); an MR follows the
  * process's mapping when it changes (MADV_DONTNEED, a new mapping at the
- * same address); memory unmapped for good fails with a protection error;
+ * same address) or swaps them out; memory unmapped for good fails with a
+ * protection error;
  * a prefetch (ibv_advise_mr) maps ahead so the transfer faults nothing.
  *
  * usage: odp_verbs IBDEV [GID_INDEX]
@@ -173,6 +174,50 @@ static void t_remap(void)
 	ktap_result(ok, "after a new mapping at the same address, a READ returns the new memory");
 }
 
+/* Is the page at @p in memory (not swapped out)? */
+static bool resident(void *p)
+{
+	unsigned char vec = 0;
+
+	return !mincore(p, 4096, &vec) && (vec & 1);
+}
+
+/*
+ * Pages swapped out after a transfer mapped them come back for the next
+ * one. Needs swap: odp_verbs.sh sets ODP_SWAP=1 once it has some.
+ */
+static void t_swap(void)
+{
+	uint8_t *src = mem_b + LEN / 2 + MSG;	/* untouched so far */
+	uint8_t *dst = mem_a + LEN / 2 + MSG;
+	int64_t f;
+	bool ok;
+	int i;
+
+	if (!getenv("ODP_SWAP")) {
+		ktap_skip("a READ from ODP pages swapped out after use",
+			  "no swap");
+		return;
+	}
+	fill(src, 16 * 4096, 41);
+	memcpy(want, src, 16 * 4096);
+	ok = post(&a, IBV_WR_RDMA_READ, 8, dst, mr_a->lkey, 16 * 4096, src,
+		  mr_b->rkey) &&
+	     wc_ok(a.cq, 8, IBV_WC_SUCCESS) && same(dst, want, 16 * 4096);
+	ok = ok && ktap_expect(!madvise(src, 16 * 4096, MADV_PAGEOUT),
+			       "madvise(MADV_PAGEOUT): %s", strerror(errno));
+	for (i = 0; ok && i < 16; i++)
+		ok = ktap_expect(!resident(src + i * 4096),
+				 "page %d still resident after MADV_PAGEOUT", i);
+	memset(dst, 0, 16 * 4096);
+	f = faults();
+	ok = ok && post(&a, IBV_WR_RDMA_READ, 9, dst, mr_a->lkey, 16 * 4096,
+			src, mr_b->rkey) &&
+	     wc_ok(a.cq, 9, IBV_WC_SUCCESS) && same(dst, want, 16 * 4096) &&
+	     faulted(f);
+	ktap_result(ok, "a READ from ODP pages swapped out after use brings them back");
+}
+
 /* Memory gone for good: a protection error, not a hang. */
 static void t_unmapped(void)
 {
@@ -227,7 +272,7 @@ int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex dev = {};
 
-	if (!loop_open(argc, argv, 6) || ibv_query_device_ex(ctx, NULL, &dev))
+	if (!loop_open(argc, argv, 7) || ibv_query_device_ex(ctx, NULL, &dev))
 		return KSFT_FAIL;
 	if (!(dev.odp_caps.general_caps & IBV_ODP_SUPPORT)) {
 		ktap_print("the device reports no ODP");
@@ -247,6 +292,7 @@ int main(int argc, char **argv)
 	t_atomic();
 	t_remap();
 	t_prefetch();
+	t_swap();
 	t_unmapped();	/* last: the error takes the QPs down */
 
 	pair_close(&a, &b);

@@ -1,10 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # On-demand paging on one device: faults on either side, a changed
-# mapping, unmapped memory, prefetch: selftests/odp_verbs.c.
+# mapping, swapped-out and unmapped memory, prefetch:
+# selftests/odp_verbs.c. Swap is a zram device, if the kernel has zram.
 . "$(dirname "$0")/lib.sh"
-trap srdma_cleanup EXIT
+
+swap_off() {
+	swapoff /dev/zram0 2>/dev/null && rmmod zram 2>/dev/null
+	srdma_cleanup
+}
+trap swap_off EXIT
 
 srdma_cleanup
 srdma0_up || exit $KSFT_FAIL
+if ! grep -q zram0 /proc/swaps && modprobe zram 2>/dev/null &&
+	echo 64M >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null &&
+	swapon /dev/zram0; then
+	export ODP_SWAP=1
+fi
 "$SELFTESTS/odp_verbs" srdma0 1
