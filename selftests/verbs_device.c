@@ -8,7 +8,6 @@
  *        verbs_device --hold IBDEV          keep the device open until killed
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
