@@ -31,7 +31,9 @@ ip link del veth0
 ktap_check "removing the netdev removes the device" \
 	wait_for '[ ! -e /sys/class/infiniband/srdma0 ]'
 
-rdma link add srdma0 type softrdma netdev veth2
+# The name is free once the driver's teardown behind the sysfs removal
+# (asynchronous after a netdev removal) is done: until then EEXIST.
+wait_for 'rdma link add srdma0 type softrdma netdev veth2'
 ktap_check "a process opens the device" start_holder srdma0
 ktap_check_fails "rmmod is refused while a process uses the device" \
 	rmmod softrdma
