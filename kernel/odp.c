@@ -60,7 +60,8 @@ static const struct mmu_interval_notifier_ops srdma_odp_ops = {
  *
  * Sleeps. Return: 0 or a negative errno (-EFAULT: no such memory).
  */
-int srdma_odp_map(struct srdma_mr *mr, u64 va, u64 len, bool fault)
+static int srdma_odp_map(struct srdma_mr *mr, u64 va, u64 len,
+			 bool fault)
 {
 	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
 	u64 access = ODP_READ_ALLOWED_BIT;

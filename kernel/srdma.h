@@ -605,7 +605,6 @@ int srdma_xfer_piece(struct srdma_xfer *x, struct page *page, u32 pg_off,
 /* odp.c: on-demand paging */
 int srdma_odp_reg(struct srdma_dev *sdev, struct srdma_mr *mr, u64 start);
 void srdma_odp_release(struct srdma_mr *mr);
-int srdma_odp_map(struct srdma_mr *mr, u64 va, u64 len, bool fault);
 int srdma_odp_xfer(struct srdma_mr *mr, u64 iova, u32 len,
 		   struct srdma_xfer *x);
 int srdma_odp_probe(struct srdma_mr *mr, u64 iova, u32 len, bool write);
@@ -694,7 +693,6 @@ int srdma_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int srdma_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int srdma_xsrq_publish(struct srdma_srq *srq);
 void srdma_xsrq_unpublish(struct srdma_srq *srq);
-struct srdma_srq *srdma_xsrq_lookup_rcu(u32 num);
 struct srdma_srq *srdma_xrc_resp_srq(struct srdma_qp *qp,
 				     const struct roce_pkt_info *pkt);
 void srdma_xrc_flush_rwqe(struct srdma_qp *qp);

@@ -54,7 +54,7 @@ void srdma_xsrq_unpublish(struct srdma_srq *srq)
 	synchronize_rcu();
 }
 
-struct srdma_srq *srdma_xsrq_lookup_rcu(u32 num)
+static struct srdma_srq *srdma_xsrq_lookup_rcu(u32 num)
 {
 	return xa_load(&srdma_xsrq_xa, num);
 }
