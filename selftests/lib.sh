@@ -131,6 +131,15 @@ rxe0_up() {
 		wait_for 'ibdev_gids rxe0 | grep -q ffff:0a09:0001'
 }
 
+# as_nobody CMD...: CMD as an unprivileged user (nobody, no capabilities),
+# with the locked-memory limit raised so that it can register memory, as
+# an administrator would for RDMA users. The environment is kept.
+as_nobody() {
+	prlimit --memlock=unlimited:unlimited -- \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		--inh-caps=-all --bounding-set=-all -- "$@"
+}
+
 # Put softrdma.ko and the module index staged on the host (see
 # qemu-scripts/stage-modules.sh, SRDMA_MODROOT) in place; the guest root is an overlay
 # in RAM, so this never touches the host.
