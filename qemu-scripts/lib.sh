@@ -20,7 +20,15 @@ VM_BUILD_DIR=$VM_REPO_DIR/build/vm
 VM_GUEST_OUT=/vm-out
 
 # Patterns in the guest dmesg that fail a run even when CMD succeeded.
-VM_DMESG_BAD='Oops|BUG:|WARNING:|refcount_t|list_del corruption|list_add corruption|KASAN|UBSAN|possible circular locking|lockdep|INFO: task .* blocked for more than|general protection fault|Kernel panic'
+# Besides oopses and warnings, the reports of a debug kernel (see
+# debug-kernel.sh): KASAN, UBSAN, lockdep ("WARNING: possible circular
+# locking", "inconsistent lock state", "suspicious RCU usage", "BUG:
+# sleeping function", "INFO: trying to register non-static key", "lockdep
+# is turned off"), debug objects (ODEBUG), soft lockups, hung tasks and
+# kmemleak turning itself off.  Its leak reports are judged by
+# selftests/check-debug.sh.  Not bare "lockdep" or "kmemleak": a debug
+# kernel's boot messages say those words.
+VM_DMESG_BAD='Oops|BUG:|WARNING:|refcount_t|list_del corruption|list_add corruption|KASAN|UBSAN|possible circular locking|inconsistent lock state|suspicious RCU usage|non-static key|lockdep is turned off|ODEBUG:|kmemleak: .*(disabled|[Cc]annot|empty)|soft lockup|INFO: task .* blocked for more than|general protection fault|Kernel panic'
 
 # The guest's own power-off messages: dropped from the live console view.
 VM_SHUTDOWN_MSG='\[ *[0-9.]*\] \(sysrq: Power Off\|reboot: Power down\)$'
@@ -30,20 +38,26 @@ vm_die() {
 	exit 1
 }
 
+# VM_KROOT: boot a kernel unpacked into that directory instead of an
+# installed one (its boot/vmlinuz-<ver> and lib/modules/<ver>, e.g. the
+# debug kernel of debug-kernel.sh); guest-init links its modules in.
+VM_KROOT=${VM_KROOT:+$(cd "$VM_KROOT" && pwd)}
+
 # Kernel the guest boots: $KVER if set, else the newest /lib/modules/<ver>
 # that has a matching /boot/vmlinuz-<ver> (the host kernel itself may have
-# no module support, so `uname -r` is not an option).
+# no module support, so `uname -r` is not an option); both under $VM_KROOT
+# when set.
 vm_kver() {
 	local d ver best=
 
 	if [ -n "${KVER:-}" ]; then
-		[ -e "/boot/vmlinuz-$KVER" ] || vm_die "KVER=$KVER: no /boot/vmlinuz-$KVER"
+		[ -e "${VM_KROOT:-}/boot/vmlinuz-$KVER" ] || vm_die "KVER=$KVER: no ${VM_KROOT:-}/boot/vmlinuz-$KVER"
 		echo "$KVER"
 		return
 	fi
-	for d in /lib/modules/*/; do
+	for d in "${VM_KROOT:-}"/lib/modules/*/; do
 		ver=$(basename "$d")
-		[ -e "/boot/vmlinuz-$ver" ] || continue
+		[ -e "${VM_KROOT:-}/boot/vmlinuz-$ver" ] || continue
 		best=$(printf '%s\n%s\n' "$best" "$ver" | sort -V | tail -n1)
 	done
 	[ -n "$best" ] || vm_die "no /lib/modules/<ver> with a matching /boot/vmlinuz-<ver>"
@@ -53,7 +67,7 @@ vm_kver() {
 # Files whose change must trigger an initramfs rebuild.
 vm_initrd_inputs() {
 	echo "$VM_SCRIPT_DIR/mkinitrd.sh" "$VM_SCRIPT_DIR/init" \
-		"$VM_SCRIPT_DIR/guest-init" /bin/busybox "/lib/modules/$1/modules.dep"
+		"$VM_SCRIPT_DIR/guest-init" /bin/busybox "${VM_KROOT:-}/lib/modules/$1/modules.dep"
 }
 
 # Print the path of an up-to-date cached initramfs for kernel $1, building
@@ -75,7 +89,7 @@ vm_ensure_initrd() {
 # instead, extracted once into build/vm/ (QEMU starts it through its PVH
 # entry note).  Falls back to /boot/vmlinuz-<ver> if that fails.
 vm_kernel() {
-	local vmlinuz=/boot/vmlinuz-$1 vmlinux=$VM_BUILD_DIR/vmlinux-$1
+	local vmlinuz=${VM_KROOT:-}/boot/vmlinuz-$1 vmlinux=$VM_BUILD_DIR/vmlinux-$1
 
 	if [ "${VM_PVH:-1}" = 1 ] && { [ "$vmlinux" -nt "$vmlinuz" ] ||
 		vm_extract_vmlinux "$vmlinuz" "$vmlinux"; }; then
@@ -143,6 +157,7 @@ vm_write_job() {
 		vm_export VM_KVER "$kver"
 		vm_export VM_SCRIPTS "$VM_SCRIPT_DIR"
 		vm_export VM_CWD "$PWD"
+		[ -z "${VM_KROOT:-}" ] || vm_export VM_KROOT "$VM_KROOT"
 		for kv in "$@"; do
 			vm_export "${kv%%=*}" "${kv#*=}"
 		done

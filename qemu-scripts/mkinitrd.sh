@@ -24,12 +24,18 @@ usage() {
 }
 
 # Module files for $INITRD_MODULES with their dependencies, in load order,
-# without duplicates; built-in modules produce no line.
+# without duplicates; built-in modules produce no line.  A kernel under
+# VM_KROOT (lib.sh) may have them built in or not configured at all
+# (fscache): a missing one is skipped there, not fatal.
 module_paths() {
 	local kver=$1 m
 
 	for m in $INITRD_MODULES; do
-		modprobe -S "$kver" --show-depends "$m" || vm_die "modprobe: $m not found for $kver"
+		if [ -n "${VM_KROOT:-}" ]; then
+			modprobe -d "$VM_KROOT" -S "$kver" --show-depends "$m" 2>/dev/null
+		else
+			modprobe -S "$kver" --show-depends "$m" || vm_die "modprobe: $m not found for $kver"
+		fi
 	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
 }
 

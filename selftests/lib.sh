@@ -140,15 +140,16 @@ as_nobody() {
 		--inh-caps=-all --bounding-set=-all -- "$@"
 }
 
-# Put softrdma.ko and the module index staged on the host (see
-# qemu-scripts/stage-modules.sh, SRDMA_MODROOT) in place; the guest root is an overlay
-# in RAM, so this never touches the host.
+# Put softrdma.ko (or $SRDMA_KO, e.g. a build for the debug kernel) and the
+# module index staged on the host (see qemu-scripts/stage-modules.sh,
+# SRDMA_MODROOT) in place; the guest root is an overlay in RAM, so this
+# never touches the host.
 srdma_install_module() {
 	local kver=$(uname -r)
 	local staged=${SRDMA_MODROOT:-}/lib/modules/$kver
 
 	mkdir -p "/lib/modules/$kver/extra" &&
-		cp "$TOP/softrdma.ko" "/lib/modules/$kver/extra/" || return
+		cp "${SRDMA_KO:-$TOP/softrdma.ko}" "/lib/modules/$kver/extra/softrdma.ko" || return
 	if [ -n "${SRDMA_MODROOT:-}" ] && [ -f "$staged/modules.dep.bin" ]; then
 		cp "$staged"/modules.* "/lib/modules/$kver/"
 	else
