@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Hostile userspace: hostile_user.c, run as an unprivileged user, garbles
+# every ring it shares with srdma0 (SQ, RQ, SRQ, CQ indices and entries)
+# of victim RC, UC, UD, SRQ and XRC QPs with HOSTILE_USER_COUNT (default
+# 1000000) seeded mutations (seed HOSTILE_USER_SEED, default 1), rings
+# doorbells, resizes CQs, changes QP states and destroys objects under
+# traffic, while a second process's bystander RC QPs on the same device
+# move data checked byte for byte. Afterwards: no splat or stall in the
+# kernel log, sane counters, the device deletes and the module unloads
+# (no leaked reference), and rc_integrity passes on a fresh device.
+. "$(dirname "$0")/lib.sh"
+trap srdma_cleanup EXIT
+
+SEED=${HOSTILE_USER_SEED:-1}
+COUNT=${HOSTILE_USER_COUNT:-1000000}
+LIMIT=${HOSTILE_USER_TIMEOUT:-480}	# seconds for the whole program
+EXTRA=6
+
+srdma_cleanup
+srdma0_up || exit $KSFT_FAIL
+# What udev (rdma-core's rules) does on a real system: verbs for all users.
+chmod 0666 /dev/infiniband/uverbs*
+dmesg_start=$(dmesg | wc -l)
+
+# Fold the program's TAP into ours: its results renumbered, plan + EXTRA.
+echo "TAP version 13"
+ktap_planned=$EXTRA
+prog_rc=
+start=$(date +%s)
+while IFS= read -r line; do
+	if [[ $line =~ ^1\.\.([0-9]+)$ ]]; then
+		ktap_planned=$((BASH_REMATCH[1] + EXTRA))
+		echo "1..$ktap_planned"
+	elif [[ $line =~ ^ok\ [0-9]+\ (.*)\ \#\ SKIP\ (.*)$ ]]; then
+		ktap_skip "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+	elif [[ $line =~ ^(not )?ok\ [0-9]+\ (.*)$ ]]; then
+		ktap_result "${BASH_REMATCH[2]}" "$([ -z "${BASH_REMATCH[1]}" ]; echo $?)"
+	elif [[ $line =~ ^hostile_user\ exit\ ([0-9]+)$ ]]; then
+		prog_rc=${BASH_REMATCH[1]}
+	elif [[ $line != "TAP version"* ]]; then
+		echo "$line"
+	fi
+done < <(as_nobody timeout -k 5 "$LIMIT" "$SELFTESTS/hostile_user" \
+	-s "$SEED" -n "$COUNT" -t $((LIMIT - 60)) srdma0 2>&1;
+	echo "hostile_user exit $?")
+elapsed=$(($(date +%s) - start))
+ktap_print "hostile_user ran ${elapsed} s (seed $SEED, $COUNT mutations), exit ${prog_rc:-none}"
+
+ktap_result "hostile_user exited 0 as user nobody" "$([ "$prog_rc" = 0 ]; echo $?)"
+ktap_result "hostile_user finished within ${LIMIT} s (no stall)" \
+	"$([ "$prog_rc" != 124 ] && [ "$prog_rc" != 137 ] &&
+	   [ "$elapsed" -lt "$LIMIT" ]; echo $?)"
+
+# Every counter is there and a plain number; traffic went both ways.
+stats=$(rdma statistic show link srdma0/1 2>&1)
+ktap_print "$stats"
+sane=$(echo "$stats" | awk '
+	/^link / { for (i = 3; i < NF; i += 2) {
+		if ($(i + 1) !~ /^[0-9]+$/ || length($(i + 1)) > 18) bad = bad " " $i
+		v[$i] = $(i + 1) } }
+	END { if (bad != "") print "bad values:" bad
+	      else if (v["tx_pkts"] + 0 == 0 || v["rx_pkts"] + 0 == 0) print "no traffic counted"
+	      else print "ok" }')
+[ "$sane" = ok ] || ktap_print "counters: $sane"
+ktap_result "rdma statistic: every counter a plain number, traffic counted" \
+	"$([ "$sane" = ok ]; echo $?)"
+
+# Nothing the program made outlives it: the device goes, the module too.
+rdma link delete srdma0
+wait_for '! ibdev_exists srdma0' 20
+gone=$?
+refcnt=$(cat /sys/module/softrdma/refcnt 2>/dev/null)
+out=$(modprobe -r softrdma 2>&1)
+unloaded=$?
+[ $unloaded -eq 0 ] || ktap_print "rmmod softrdma: $out (refcnt $refcnt)"
+ktap_result "srdma0 deleted and softrdma unloaded: no leaked reference" \
+	"$([ $gone -eq 0 ] && [ $unloaded -eq 0 ]; echo $?)"
+
+ip link del veth0 2>/dev/null
+if srdma0_up; then
+	ktap_check "rc_integrity passes on a fresh device" \
+		"$SELFTESTS/rc_integrity" loop srdma0 1
+else
+	ktap_result "rc_integrity passes on a fresh device" 1
+fi
+
+splat=$(sed -n "s/^VM_DMESG_BAD='\(.*\)'$/\1/p" "$TOP/qemu-scripts/lib.sh")
+bad=$(dmesg | tail -n +"$((dmesg_start + 1))" |
+	grep -E "$splat|soft lockup|hard LOCKUP|rcu.*stall|hung_task|blocked for more than")
+[ -z "$bad" ] || echo "$bad" | head -n 20 | sed 's/^/# /'
+ktap_print "$(($(dmesg | wc -l) - dmesg_start)) kernel log lines during the test"
+ktap_result "no kernel splat or stall (Oops, BUG, WARNING, soft lockup, RCU stall, ...)" \
+	"$([ -z "$bad" ]; echo $?)"
+ktap_finish
