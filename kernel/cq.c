@@ -29,6 +29,7 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 
 	spin_lock_init(&cq->lock);
+	mutex_init(&cq->resize_lock);
 	err = srdma_ring_alloc(&cq->ring, uctx ? &uctx->ibuc : NULL,
 			       roundup_pow_of_two(attr->cqe),
 			       sizeof(struct softrdma_cqe));
@@ -67,10 +68,13 @@ int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (cqe < 1 || cqe > SRDMA_MAX_CQE || udata->outlen < sizeof(resp))
 		return -EINVAL;
 	uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext, ibuc);
+	mutex_lock(&cq->resize_lock);
 	err = srdma_ring_alloc(&new, &uctx->ibuc, roundup_pow_of_two(cqe),
 			       sizeof(struct softrdma_cqe));
 	if (err)
-		return err;
+		goto out;
+	/* Told from our ring, before another resize can replace it. */
+	srdma_ring_info(&new, &resp.cq);
 
 	spin_lock_irq(&cq->lock);
 	cons = smp_load_acquire(&cq->ring.hdr->consumer);
@@ -78,7 +82,8 @@ int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (used > cq->ring.num_slots || used > new.num_slots) {
 		spin_unlock_irq(&cq->lock);
 		srdma_ring_free(&new);
-		return -EINVAL;
+		err = -EINVAL;
+		goto out;
 	}
 	for (i = 0; i < used; i++)
 		memcpy(srdma_ring_slot(&new, i),
@@ -94,8 +99,10 @@ int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	/* A mapping of the old ring lives on until the provider drops it. */
 	srdma_ring_free(&old);
-	srdma_ring_info(&cq->ring, &resp.cq);
-	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+out:
+	mutex_unlock(&cq->resize_lock);
+	return err;
 }
 
 int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
@@ -124,20 +131,22 @@ int srdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 }
 
 /**
- * srdma_cq_post - add a completion
+ * srdma_cq_add - add a completion, without calling the CQ's handler
  * @cq: the CQ
  * @cqe: the entry
  * @solicited: the completion is of a solicited event
  *
- * Return: 0, or -ENOSPC when the CQ is full: the entry is dropped and the
- * CQ's owner gets IB_EVENT_CQ_ERR (the verbs spec's CQ overrun), the ring
- * is left intact.
+ * Return: 1 when the armed event fired: the caller calls
+ * srdma_cq_notify() once it holds no lock a consumer's handler may need;
+ * 0; or -ENOSPC when the CQ is full: the entry is dropped and the CQ's
+ * owner gets IB_EVENT_CQ_ERR (the verbs spec's CQ overrun), the ring is
+ * left intact.
  */
-int srdma_cq_post(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
-		  bool solicited)
+int srdma_cq_add(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
+		 bool solicited)
 {
 	unsigned long flags;
-	bool notify = false;
+	int notify = 0;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (unlikely(srdma_ring_full(&cq->ring))) {
@@ -162,11 +171,26 @@ int srdma_cq_post(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
 		cq->notify = 0;
-		notify = true;
+		notify = 1;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
+	return notify;
+}
 
-	if (notify && cq->ibcq.comp_handler)
+/* The completion event srdma_cq_add() reported. */
+void srdma_cq_notify(struct srdma_cq *cq)
+{
+	if (cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-	return 0;
+}
+
+/* srdma_cq_add() and the event. Return: 0 or -ENOSPC. */
+int srdma_cq_post(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
+		  bool solicited)
+{
+	int ret = srdma_cq_add(cq, cqe, solicited);
+
+	if (ret > 0)
+		srdma_cq_notify(cq);
+	return min(ret, 0);
 }

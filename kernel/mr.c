@@ -298,6 +298,9 @@ struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 
 	if (!mr->umem || (flags & ~IB_MR_REREG_SUPPORTED))
 		return ERR_PTR(-EOPNOTSUPP);
+	/* Its windows were checked against what it is now. */
+	if (atomic_read(&mr->bound_mws))
+		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
 	else if (access & ~(SRDMA_MR_ACCESS | IB_ACCESS_OPTIONAL))
@@ -343,6 +346,9 @@ int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct srdma_mr *mr = to_smr(ibmr);
 
+	/* A window bound to it must be closed first (as rdma_rxe). */
+	if (atomic_cmpxchg(&mr->bound_mws, 0, -1))
+		return -EBUSY;
 	/* No new lookups, then wait for the transport's to finish. */
 	xa_erase(&to_sdev(ibmr->device)->mr_xa, srdma_key_index(ibmr->lkey));
 	srdma_mr_put(mr);

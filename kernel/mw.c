@@ -34,6 +34,13 @@ int srdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	return 0;
 }
 
+/* A window unpins the MR it was bound to: the MR may go now. */
+static void srdma_mw_unpin(struct srdma_mr *mr)
+{
+	if (mr)
+		atomic_dec(&mr->bound_mws);
+}
+
 int srdma_dealloc_mw(struct ib_mw *ibmw)
 {
 	struct srdma_dev *sdev = to_sdev(ibmw->device);
@@ -44,6 +51,8 @@ int srdma_dealloc_mw(struct ib_mw *ibmw)
 	synchronize_rcu();
 	if (!refcount_dec_and_test(&mw->ref))
 		wait_for_completion(&mw->released);
+	srdma_mw_unpin(mw->mr);
+	mw->mr = NULL;
 	atomic_dec(&sdev->nmw);
 	return 0;
 }
@@ -88,7 +97,7 @@ u8 srdma_mw_bind(struct srdma_qp *qp, const struct softrdma_send_wqe *w)
 	struct srdma_dev *sdev = qp_sdev(qp);
 	/* Local write means nothing to a window: programs pass it anyway. */
 	u32 access = w->wr.bind.access & ~IB_ACCESS_LOCAL_WRITE;
-	struct srdma_mr *mr = NULL;
+	struct srdma_mr *mr = NULL, *old = NULL;
 	struct srdma_mw *mw;
 	u8 status = IB_WC_MW_BIND_ERR;
 
@@ -99,27 +108,38 @@ u8 srdma_mw_bind(struct srdma_qp *qp, const struct softrdma_send_wqe *w)
 	    srdma_key_index(w->wr.bind.new_rkey) !=
 	    srdma_key_index(w->wr.bind.mw_rkey))
 		goto out;
-	/* The MR must allow binding; remote writes need it writable. */
-	mr = srdma_mr_get(sdev, w->wr.bind.mr_lkey, srdma_qp_pd(qp),
-			  IB_ACCESS_MW_BIND);
-	if (!mr || !srdma_mr_check(mr, w->wr.bind.addr, w->wr.bind.length) ||
-	    ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	     !(mr->access & IB_ACCESS_LOCAL_WRITE)))
-		goto out;
+	/* A zero-length bind of a type 1 window unbinds it: no MR needed. */
+	if (w->wr.bind.length || mw->ibmw.type != IB_MW_TYPE_1) {
+		/* The MR must allow binding; remote writes need it writable. */
+		mr = srdma_mr_get(sdev, w->wr.bind.mr_lkey, srdma_qp_pd(qp),
+				  IB_ACCESS_MW_BIND);
+		if (!mr || !srdma_mr_check(mr, w->wr.bind.addr,
+					   w->wr.bind.length) ||
+		    ((access & (IB_ACCESS_REMOTE_WRITE |
+				IB_ACCESS_REMOTE_ATOMIC)) &&
+		     !(mr->access & IB_ACCESS_LOCAL_WRITE)))
+			goto out;
+		/* Pinned: an MR whose deregistration began is not bound. */
+		if (!atomic_inc_unless_negative(&mr->bound_mws))
+			goto out;
+	}
 
 	spin_lock_bh(&mw->lock);
 	/* A type 2 window is bound once, until invalidated (IBA 10.6.7). */
-	if (mw->ibmw.type == IB_MW_TYPE_1 || !mw->valid) {
+	if (mw->ibmw.type == IB_MW_TYPE_1 || !mw->mr) {
+		old = mw->mr;
 		mw->rkey = w->wr.bind.new_rkey;
-		mw->mr_key = mr->ibmr.lkey;
+		mw->mr = mr;
 		mw->va = w->wr.bind.addr;
 		mw->len = w->wr.bind.length;
 		mw->access = access;
 		mw->qpn = mw->ibmw.type == IB_MW_TYPE_2 ? qp->ibqp.qp_num : 0;
-		mw->valid = true;
 		status = IB_WC_SUCCESS;
+	} else {
+		old = mr;	/* refused: the new pin goes */
 	}
 	spin_unlock_bh(&mw->lock);
+	srdma_mw_unpin(old);
 out:
 	if (mr)
 		srdma_mr_put(mr);
@@ -139,18 +159,21 @@ out:
 int srdma_mw_invalidate(struct srdma_qp *qp, u32 rkey, bool remote)
 {
 	struct srdma_mw *mw = srdma_mw_get(qp_sdev(qp), rkey);
+	struct srdma_mr *mr = NULL;
 	int err = -EINVAL;
 
 	if (!mw)
 		return err;
 	spin_lock_bh(&mw->lock);
-	if (mw->valid && mw->rkey == rkey && mw->ibmw.type == IB_MW_TYPE_2 &&
+	if (mw->mr && mw->rkey == rkey && mw->ibmw.type == IB_MW_TYPE_2 &&
 	    mw->ibmw.pd == srdma_qp_pd(qp) &&
 	    (!remote || mw->qpn == qp->ibqp.qp_num)) {
-		mw->valid = false;
+		mr = mw->mr;
+		mw->mr = NULL;
 		err = 0;
 	}
 	spin_unlock_bh(&mw->lock);
+	srdma_mw_unpin(mr);
 	srdma_mw_put(mw);
 	return err;
 }
@@ -163,6 +186,9 @@ int srdma_mw_invalidate(struct srdma_qp *qp, u32 rkey, bool remote)
  * @len: its length
  * @access: the IB_ACCESS_REMOTE_* flag it needs
  *
+ * The MR's own access is checked again at each use, not only at bind
+ * time: a window never lets a peer write memory its MR may not write.
+ *
  * Return: the MR with a reference (srdma_mr_put()), or NULL when no valid
  * window of @qp's PD (and, for type 2, bound through @qp) with @rkey
  * grants @access over the whole range.
@@ -170,29 +196,29 @@ int srdma_mw_invalidate(struct srdma_qp *qp, u32 rkey, bool remote)
 struct srdma_mr *srdma_mw_resolve(struct srdma_qp *qp, u32 rkey, u64 va,
 				  u64 len, int access)
 {
-	struct srdma_dev *sdev = qp_sdev(qp);
-	struct srdma_mw *mw = srdma_mw_get(sdev, rkey);
-	struct srdma_mr *mr;
-	bool ok;
-	u32 mr_key;
+	struct srdma_mw *mw = srdma_mw_get(qp_sdev(qp), rkey);
+	int mr_access = access & (IB_ACCESS_REMOTE_WRITE |
+				  IB_ACCESS_REMOTE_ATOMIC) ?
+			IB_ACCESS_LOCAL_WRITE | IB_ACCESS_MW_BIND :
+			IB_ACCESS_MW_BIND;
+	struct srdma_mr *mr = NULL;
 
 	if (!mw)
 		return NULL;
 	spin_lock_bh(&mw->lock);
-	ok = mw->valid && mw->rkey == rkey && mw->ibmw.pd == srdma_qp_pd(qp) &&
-	     (mw->ibmw.type == IB_MW_TYPE_1 || mw->qpn == qp->ibqp.qp_num) &&
-	     (mw->access & access) == access && va >= mw->va &&
-	     len <= mw->len && va - mw->va <= mw->len - len;
-	mr_key = mw->mr_key;
+	/* A bound window pins its MR: its table reference is there. */
+	if (mw->mr && mw->rkey == rkey && mw->ibmw.pd == srdma_qp_pd(qp) &&
+	    (mw->ibmw.type == IB_MW_TYPE_1 || mw->qpn == qp->ibqp.qp_num) &&
+	    (mw->access & access) == access && va >= mw->va &&
+	    len <= mw->len && va - mw->va <= mw->len - len &&
+	    mw->mr->ibmr.pd == mw->ibmw.pd &&
+	    (READ_ONCE(mw->mr->access) & mr_access) == mr_access &&
+	    srdma_mr_check(mw->mr, va, len) &&
+	    /* a fast-register MR: registered and not invalidated */
+	    (!mw->mr->kpages || smp_load_acquire(&mw->mr->valid)) &&
+	    refcount_inc_not_zero(&mw->mr->ref))
+		mr = mw->mr;
 	spin_unlock_bh(&mw->lock);
 	srdma_mw_put(mw);
-	if (!ok)
-		return NULL;
-
-	mr = srdma_mr_get(sdev, mr_key, srdma_qp_pd(qp), 0);
-	if (mr && !srdma_mr_check(mr, va, len)) {
-		srdma_mr_put(mr);
-		mr = NULL;
-	}
 	return mr;
 }

@@ -268,7 +268,10 @@ static void srdma_flush_ring(struct srdma_qp *qp, struct srdma_ring *ring,
 			qp->have_rwqe = false;
 	}
 	/* An SRQ keeps its WQEs for the other QPs. */
-	n = ring->hdr ? srdma_ring_avail(ring) : 0;
+	if (!ring->hdr)
+		n = 0;
+	else
+		n = send ? srdma_sq_pending(qp) : srdma_ring_avail(ring);
 	while (n-- > 0) {
 		if (send) {
 			const struct softrdma_send_wqe *wqe =
@@ -448,16 +451,22 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (err)
 		goto out;
 
+	/*
+	 * The path first: a modify that fails leaves the QP as it was, with
+	 * no attribute (the MTU the read worker uses among them) changed.
+	 * An INIT QP sends nothing, so the path may be rewritten now.
+	 */
+	if (next == IB_QPS_RTR && cur == IB_QPS_INIT && !srdma_qp_is_ud(qp)) {
+		err = srdma_path_init(&qp->path, mask & IB_QP_AV ?
+				      &attr->ah_attr : &qp->attr.ah_attr,
+				      ibqp->qp_num);
+		if (err)
+			goto out;
+	}
 	srdma_qp_store_attr(qp, attr, mask);
 	if (next == IB_QPS_RTR && cur == IB_QPS_INIT) {
-		if (srdma_qp_is_ud(qp)) {
+		if (srdma_qp_is_ud(qp))
 			qp->mtu = ib_mtu_enum_to_int(srdma_active_mtu(qp_sdev(qp)));
-		} else {
-			err = srdma_path_init(&qp->path, &qp->attr.ah_attr,
-					      ibqp->qp_num);
-			if (err)
-				goto out;
-		}
 		srdma_resp_start(qp);
 	}
 	if (next == IB_QPS_RTS && cur == IB_QPS_RTR)

@@ -47,6 +47,43 @@ const struct softrdma_send_wqe *srdma_sq_wqe(struct srdma_qp *qp, u32 idx)
 	return srdma_ring_slot(&qp->sq, idx);
 }
 
+/**
+ * srdma_sq_pending - send WQEs posted and not completed, to flush
+ * @qp: the QP, sq_lock held
+ *
+ * What the producer index says, or, when it is corrupt, the WQEs already
+ * fetched: those have our copies and still owe a completion.
+ */
+u32 srdma_sq_pending(struct srdma_qp *qp)
+{
+	int avail = srdma_ring_avail(&qp->sq);
+	u32 fetched = qp->sq_copy ? qp->fetched - qp->sq.idx : 0;
+
+	if (fetched > qp->sq.num_slots)	/* not started since a reset */
+		fetched = 0;
+	return avail < 0 || (u32)avail < fetched ? fetched : avail;
+}
+
+/*
+ * Drop sq_lock, then do what had to wait for that: wake the send CQ's
+ * handler, and fail the QP if @fail. A corrupt ring is a local work queue
+ * catastrophic error (IBA 11.6.3.1), reported by an event; any other
+ * error by a completion.
+ */
+static void srdma_req_unlock(struct srdma_qp *qp, bool fail)
+	__releases(&qp->sq_lock)
+{
+	bool notify = qp->sq_notify;
+	bool bad = qp->sq_bad;
+
+	qp->sq_notify = false;
+	spin_unlock_bh(&qp->sq_lock);
+	if (notify)
+		srdma_cq_notify(to_scq(qp->ibqp.send_cq));
+	if (fail)
+		srdma_qp_error(qp, bad ? IB_EVENT_QP_FATAL : SRDMA_NO_EVENT);
+}
+
 static u32 srdma_last_psn(const struct srdma_swqe *st)
 {
 	return roce_psn_add(st->first_psn, st->npkts - 1);
@@ -57,8 +94,11 @@ static void srdma_req_work(struct work_struct *work)
 	srdma_qp_doorbell(container_of(work, struct srdma_qp, req_work));
 }
 
+/* The timer and work first: srdma_req_fini() stops them whatever failed. */
 int srdma_req_init(struct srdma_qp *qp)
 {
+	timer_setup(&qp->timer, srdma_timer_fn, 0);
+	INIT_WORK(&qp->req_work, srdma_req_work);
 	qp->sq_copy = kvzalloc((size_t)qp->sq.num_slots * qp->sq.slot_size,
 			       GFP_KERNEL);
 	qp->swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->swqe), GFP_KERNEL);
@@ -66,20 +106,16 @@ int srdma_req_init(struct srdma_qp *qp)
 		srdma_req_fini(qp);
 		return -ENOMEM;
 	}
-	timer_setup(&qp->timer, srdma_timer_fn, 0);
-	INIT_WORK(&qp->req_work, srdma_req_work);
 	return 0;
 }
 
 void srdma_req_fini(struct srdma_qp *qp)
 {
-	if (qp->swqe) {
-		spin_lock_bh(&qp->sq_lock);
-		qp->dying = true;
-		spin_unlock_bh(&qp->sq_lock);
-		del_timer_sync(&qp->timer);
-		cancel_work_sync(&qp->req_work);
-	}
+	spin_lock_bh(&qp->sq_lock);
+	qp->dying = true;
+	spin_unlock_bh(&qp->sq_lock);
+	del_timer_sync(&qp->timer);
+	cancel_work_sync(&qp->req_work);
 	kvfree(qp->sq_copy);
 	kvfree(qp->swqe);
 	qp->sq_copy = NULL;
@@ -403,8 +439,9 @@ static void srdma_req_cqe(struct srdma_qp *qp, u32 idx, u8 status)
 	 * posts again as soon as it polls the CQE must find room.
 	 */
 	srdma_ring_consume(&qp->sq);
-	if (status || qp->sig_all || (w->send_flags & IB_SEND_SIGNALED))
-		srdma_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+	if ((status || qp->sig_all || (w->send_flags & IB_SEND_SIGNALED)) &&
+	    srdma_cq_add(to_scq(qp->ibqp.send_cq), &cqe, false) > 0)
+		qp->sq_notify = true;	/* see srdma_req_unlock() */
 }
 
 /*
@@ -472,14 +509,22 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 {
 	bool idle = qp->una_psn == qp->req_psn;
 	u32 burst_psn = qp->una_psn;	/* RC: the window; else this call */
+	u32 posted, started = 0;
 	int avail, err;
-	u32 posted;
 
 	if (READ_ONCE(qp->state) != IB_QPS_RTS || qp->rnr_wait || qp->dying)
 		return false;
+	/*
+	 * The producer may not move back behind WQEs already fetched, nor
+	 * past a full ring: either is a corrupt ring, and fails the QP at
+	 * once. So sq.idx <= req_idx <= fetched <= posted <= sq.idx + slots
+	 * holds, and every loop over the SQ is bounded by its size.
+	 */
 	avail = srdma_ring_avail(&qp->sq);
-	if (avail < 0)
-		return true;	/* the user corrupted the producer index */
+	if (avail < 0 || (u32)avail < qp->fetched - qp->sq.idx) {
+		qp->sq_bad = true;
+		return true;
+	}
 	posted = qp->sq.idx + avail;
 
 	while (qp->req_idx != posted) {
@@ -491,6 +536,11 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 		if (roce_psn_diff(qp->req_psn, burst_psn) >= SRDMA_WINDOW) {
 			if (!srdma_qp_reliable(qp))
 				queue_work(srdma_tx_wq, &qp->req_work);
+			break;
+		}
+		/* Local WQEs take no PSN: they have a burst of their own. */
+		if (++started > SRDMA_WINDOW) {
+			queue_work(srdma_tx_wq, &qp->req_work);
 			break;
 		}
 		if (qp->req_idx == qp->fetched)
@@ -545,9 +595,7 @@ void srdma_req_run(struct srdma_qp *qp)
 
 	spin_lock_bh(&qp->sq_lock);
 	fail = __srdma_req_run(qp);
-	spin_unlock_bh(&qp->sq_lock);
-	if (fail)
-		srdma_qp_error(qp, SRDMA_NO_EVENT);
+	srdma_req_unlock(qp, fail);
 }
 
 /* Entering RTS: the send PSN and retry budgets take effect. */
@@ -563,6 +611,7 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->rnr_left = qp->attr.rnr_retry;
 	qp->rnr_wait = false;
 	qp->read_gap = false;
+	qp->sq_bad = false;
 	spin_unlock_bh(&qp->sq_lock);
 }
 
@@ -596,9 +645,7 @@ void srdma_timer_fn(struct timer_list *t)
 	}
 	fail = __srdma_req_run(qp);
 out:
-	spin_unlock_bh(&qp->sq_lock);
-	if (fail)
-		srdma_qp_error(qp, SRDMA_NO_EVENT);
+	srdma_req_unlock(qp, fail);
 }
 
 /* Acknowledge everything before @psn if it lies in the window. */
@@ -813,7 +860,5 @@ void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		fail = srdma_comp_aeth(qp, psn, roce_aeth_syndrome(aeth));
 	}
 out:
-	spin_unlock_bh(&qp->sq_lock);
-	if (fail)
-		srdma_qp_error(qp, SRDMA_NO_EVENT);
+	srdma_req_unlock(qp, fail);
 }

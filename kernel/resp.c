@@ -30,7 +30,9 @@ int srdma_resp_init(struct srdma_qp *qp)
 	INIT_WORK(&qp->rd_work, srdma_resp_read_work);
 	qp->rwqe = kzalloc(slot, GFP_KERNEL);
 	qp->rd = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->rd), GFP_KERNEL);
-	if (!qp->rwqe || !qp->rd) {
+	qp->held = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->held),
+			   GFP_KERNEL);
+	if (!qp->rwqe || !qp->rd || !qp->held) {
 		srdma_resp_fini(qp);
 		return -ENOMEM;
 	}
@@ -41,6 +43,8 @@ int srdma_resp_init(struct srdma_qp *qp)
 void srdma_resp_fini(struct srdma_qp *qp)
 {
 	cancel_work_sync(&qp->rd_work);
+	kfree(qp->held);
+	qp->held = NULL;
 	kfree(qp->rd);
 	qp->rd = NULL;
 	kfree(qp->rwqe);
@@ -57,6 +61,7 @@ void srdma_resp_start(struct srdma_qp *qp)
 	qp->have_rwqe = false;
 	qp->msg_open = 0;
 	qp->rd_tail = qp->rd_head;
+	qp->held_start = qp->held_head;	/* nothing held from before */
 	spin_unlock_bh(&qp->rq_lock);
 }
 
@@ -458,7 +463,7 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 	}
 	if (mr)
 		srdma_mr_put(mr);
-	return rd->sent == npkts;
+	return rd->sent >= npkts;
 }
 
 /*
@@ -476,8 +481,10 @@ static void srdma_resp_read_work(struct work_struct *work)
 
 		spin_lock_bh(&qp->rq_lock);
 		state = READ_ONCE(qp->state);
-		if (qp->rd_head == qp->rd_tail || state == IB_QPS_ERR ||
-		    state == IB_QPS_RESET) {
+		/* Only a QP that takes requests answers them. */
+		if (qp->rd_head == qp->rd_tail ||
+		    (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+		     state != IB_QPS_SQD && state != IB_QPS_SQE)) {
 			qp->rd_tail = qp->rd_head;
 			spin_unlock_bh(&qp->rq_lock);
 			return;
@@ -511,9 +518,44 @@ static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
 }
 
 /*
- * Queue the answer to a read request (new or duplicate).
- * Return: RESP_DONE, RESP_QP_ERROR after a NAK, or -EBUSY when the queue
- * of reads is full (the request is dropped and will be retried).
+ * The entry to record a new read or atomic in, once there is room to
+ * answer it. Return: NULL when the queue of answers is full.
+ */
+static struct srdma_rd *srdma_resp_hold(struct srdma_qp *qp)
+{
+	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC)
+		return NULL;
+	return &qp->held[qp->held_head++ % SRDMA_MAX_RD_ATOMIC];
+}
+
+/*
+ * Queue the answer to held request @held, or to its part from PSN @psn
+ * on, under the MSN it had. Return: RESP_DONE, or -EBUSY when the queue
+ * is full.
+ */
+static int srdma_resp_queue(struct srdma_qp *qp, const struct srdma_rd *held,
+			    u32 psn)
+{
+	u32 skip = roce_psn_diff(psn, held->psn) * qp->mtu;
+	struct srdma_rd *rd;
+
+	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC)
+		return -EBUSY;
+	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
+	*rd = *held;
+	rd->va += skip;
+	rd->len -= skip;
+	rd->psn = psn;
+	rd->sent = 0;
+	srdma_resp_answer(qp, rd);
+	return RESP_DONE;
+}
+
+/*
+ * Queue the answer to a new read request.
+ * Return: RESP_DONE, RESP_QP_ERROR after a NAK, -EAGAIN for an RNR NAK,
+ * or -EBUSY when the queue of reads is full (the request is dropped and
+ * will be retried).
  */
 static int srdma_resp_read(struct srdma_qp *qp,
 			   const struct roce_pkt_info *pkt, u32 psn)
@@ -547,49 +589,82 @@ static int srdma_resp_read(struct srdma_qp *qp,
 			return RESP_QP_ERROR;
 		}
 	}
-	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC)
+	rd = srdma_resp_hold(qp);
+	if (!rd)
 		return -EBUSY;
+	*rd = (struct srdma_rd) {
+		.pd = srdma_qp_pd(qp),
+		.va = va,
+		.len = len,
+		.rkey = roce_reth_rkey(reth),
+		.psn = psn,
+		.msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK,
+	};
+	return srdma_resp_queue(qp, rd, psn);
+}
 
-	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
-	rd->pd = srdma_qp_pd(qp);
-	rd->va = va;
-	rd->len = len;
-	rd->rkey = roce_reth_rkey(reth);
-	rd->psn = psn;
-	rd->sent = 0;
-	/* A new read is one more message; a duplicate repeats its MSN. */
-	rd->msn = psn == qp->epsn ? (qp->msn + 1) & ROCE_AETH_MSN_MASK :
-				    qp->msn;
-	srdma_resp_answer(qp, rd);
-	return RESP_DONE;
+/*
+ * The reads and atomics this responder still holds as responder resources
+ * (max_dest_rd_atomic of them, since it entered RTR), newest first: only
+ * these are answered again when asked again.
+ * Return: the @i-th newest (from 1), or NULL.
+ */
+static struct srdma_rd *srdma_resp_rd_held(struct srdma_qp *qp, u32 i)
+{
+	u32 held = min_t(u32, qp->attr.max_dest_rd_atomic ?: 1,
+			 SRDMA_MAX_RD_ATOMIC);
+
+	if (i > held || i > qp->held_head - qp->held_start)
+		return NULL;
+	return &qp->held[(qp->held_head - i) % SRDMA_MAX_RD_ATOMIC];
+}
+
+/*
+ * A duplicate read (the requester lost responses and asks again, IBA
+ * 9.7.5.1.1) is answered again only if it repeats, in full or from one of
+ * its packets on, a read this responder still holds: same key, and the
+ * address and length of that packet on. Anything else is dropped without
+ * a NAK: a NAK would carry the current PSN and kill the requester's work,
+ * and a forged duplicate must buy no reads.
+ * Return: 0, -ENOENT (not a held read), or -EBUSY (queue full).
+ */
+static int srdma_resp_read_replay(struct srdma_qp *qp,
+				  const struct roce_pkt_info *pkt, u32 psn)
+{
+	const struct roce_reth *reth = roce_pkt_reth(pkt);
+	struct srdma_rd *rd;
+	u32 i, npkts;
+	u64 skip;
+
+	for (i = 1; (rd = srdma_resp_rd_held(qp, i)); i++) {
+		if (rd->atomic || rd->rkey != roce_reth_rkey(reth))
+			continue;
+		npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, qp->mtu));
+		if (roce_psn_before(psn, rd->psn) ||
+		    roce_psn_diff(psn, rd->psn) >= npkts)
+			continue;
+		skip = (u64)roce_psn_diff(psn, rd->psn) * qp->mtu;
+		if (roce_reth_va(reth) == rd->va + skip &&
+		    roce_reth_len(reth) == rd->len - skip)
+			return srdma_resp_queue(qp, rd, psn);
+	}
+	return -ENOENT;
 }
 
 /*
  * A duplicate atomic is not executed again: its saved result is sent
- * again, if it is still in the ring. Return: RESP_DONE, or -EBUSY.
+ * again, if this responder still holds it.
+ * Return: 0, -ENOENT (not held), or -EBUSY (queue full).
  */
 static int srdma_resp_atomic_replay(struct srdma_qp *qp, u32 psn)
 {
-	struct srdma_rd *old = NULL, *rd;
+	struct srdma_rd *rd;
 	u32 i;
 
-	for (i = 1; i <= SRDMA_MAX_RD_ATOMIC && i <= qp->rd_head; i++) {
-		rd = &qp->rd[(qp->rd_head - i) % SRDMA_MAX_RD_ATOMIC];
-		if (rd->atomic && rd->psn == psn) {
-			old = rd;
-			break;
-		}
-	}
-	if (!old)
-		return RESP_DONE;	/* too old to answer: the peer times out */
-	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC)
-		return -EBUSY;
-	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
-	if (rd != old)
-		*rd = *old;
-	rd->sent = 0;
-	srdma_resp_answer(qp, rd);
-	return RESP_DONE;
+	for (i = 1; (rd = srdma_resp_rd_held(qp, i)); i++)
+		if (rd->atomic && rd->psn == psn)
+			return srdma_resp_queue(qp, rd, psn);
+	return -ENOENT;
 }
 
 /*
@@ -617,7 +692,8 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 		srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
 		return RESP_QP_ERROR;
 	}
-	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC) {
+	rd = srdma_resp_hold(qp);
+	if (!rd) {
 		srdma_mr_put(mr);
 		return -EBUSY;
 	}
@@ -646,15 +722,13 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 		return RESP_QP_ERROR;
 	}
 
-	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
 	*rd = (struct srdma_rd) {
 		.atomic = true,
 		.orig = orig,
 		.psn = psn,
 		.msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK,
 	};
-	srdma_resp_answer(qp, rd);
-	return RESP_DONE;
+	return srdma_resp_queue(qp, rd, psn);
 }
 
 /*
@@ -668,14 +742,20 @@ static bool srdma_resp_rc_seq(struct srdma_qp *qp,
 
 	if (diff < 0) {
 		/* A retransmission: answer again, execute nothing twice. */
-		srdma_count(qp_sdev(qp), SRDMA_CNT_DUP_REQUESTS);
+		int err = 0;
+
 		if (pkt->info->flags & ROCE_F_READ)
-			srdma_resp_read(qp, pkt, psn);
+			err = srdma_resp_read_replay(qp, pkt, psn);
 		else if (pkt->info->flags & ROCE_F_ATOMIC)
-			srdma_resp_atomic_replay(qp, psn);
+			err = srdma_resp_atomic_replay(qp, psn);
 		else if (roce_bth_ackreq(pkt->bth))
 			srdma_resp_ack(qp, roce_psn_sub(qp->epsn, 1),
 				       srdma_ack_syndrome());
+		if (!err)
+			srdma_count(qp_sdev(qp), SRDMA_CNT_DUP_REQUESTS);
+		else
+			srdma_drop(qp_sdev(qp), err == -EBUSY ?
+				   SRDMA_CNT_DROP_NOMEM : SRDMA_CNT_DROP_PSN);
 		return false;
 	}
 	if (diff > 0) {

@@ -163,11 +163,14 @@ struct srdma_xrcd {
  * @odp_bad_end: ...0 when none: its next access fails
  * @ref: the table's reference plus one per transport lookup
  * @released: completed when @ref drops to zero
+ * @bound_mws: memory windows bound to it, each of which pins it (mw.c);
+ *	-1 once dereg_mr has begun, after which no bind takes it
  * @rcu: the memory outlives RCU readers of the key table
  *
  * Lifetime: created by reg_mr/get_dma_mr/alloc_mr, which publish it in
- * the key table; dereg_mr unpublishes it, waits until no lookup holds it and
- * frees it after an RCU grace period.
+ * the key table; dereg_mr refuses (-EBUSY) while a window is bound to it,
+ * else unpublishes it, waits until no lookup holds it and frees it after
+ * an RCU grace period.
  */
 struct srdma_mr {
 	struct ib_mr ibmr;
@@ -191,6 +194,7 @@ struct srdma_mr {
 	u64 odp_bad_end;
 	refcount_t ref;
 	struct completion released;
+	atomic_t bound_mws;
 	struct rcu_head rcu;
 };
 
@@ -208,9 +212,9 @@ static inline struct srdma_mr *to_smr(struct ib_mr *ibmr)
  * @lock: guards the binding below; bind, invalidate and remote access
  *	come from any QP's context
  * @rkey: the key now (a bind moves its tag)
- * @valid: bound and not invalidated
- * @mr_key: the MR it opens, looked up at each access: an MR that went
- *	away fails the access, and the MW holds no reference on it
+ * @mr: the MR it opens while bound, pinned through its @bound_mws so that
+ *	it can be neither deregistered nor changed under the window; NULL
+ *	when not bound
  * @va: start of the window
  * @len: bytes
  * @access: IB_ACCESS_REMOTE_* granted
@@ -219,15 +223,14 @@ static inline struct srdma_mr *to_smr(struct ib_mr *ibmr)
  * @released: completed when @ref drops to zero
  *
  * Lifetime: core-allocated; in the key table from alloc_mw to
- * dealloc_mw, which waits out RCU readers and lookups before the core
- * frees it.
+ * dealloc_mw, which waits out RCU readers and lookups and unpins its MR
+ * before the core frees it.
  */
 struct srdma_mw {
 	struct ib_mw ibmw;
 	spinlock_t lock;
 	u32 rkey;
-	bool valid;
-	u32 mr_key;
+	struct srdma_mr *mr;
 	u64 va;
 	u64 len;
 	int access;
@@ -246,6 +249,8 @@ static inline struct srdma_mw *to_smw(struct ib_mw *ibmw)
  * @ibcq: core CQ
  * @ring: CQEs; we produce, the provider consumes
  * @lock: serialises producers (several QPs) and the notify state
+ * @resize_lock: serialises resize_cq, which the core runs under a shared
+ *	lock of the CQ only
  * @notify: armed event: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP
  * @overflow: an overrun was reported
  *
@@ -255,6 +260,7 @@ struct srdma_cq {
 	struct ib_cq ibcq;
 	struct srdma_ring ring;
 	spinlock_t lock;
+	struct mutex resize_lock;	/* serialises resize_cq */
 	u8 notify;
 	bool overflow;
 };
@@ -339,8 +345,9 @@ static inline struct srdma_ah *to_sah(struct ib_ah *ibah)
 }
 
 /*
- * A read or atomic request the responder answers, in PSN order (possibly
- * a duplicate). An atomic's entry stays for replay until reused.
+ * A read or atomic request the responder executed (an entry of @held), or
+ * an answer to send (of @rd: the whole request, or its part from a PSN on
+ * when it was asked again).
  */
 struct srdma_rd {
 	struct ib_pd *pd;	/* the access is checked against (compared only) */
@@ -398,6 +405,10 @@ struct srdma_swqe {
  * @rnr_wait: sending paused until @timer fires
  * @read_gap: a read response went missing and the read was asked again;
  *	cleared by the next response taken
+ * @sq_bad: the SQ's producer index was found corrupt: the QP failed with
+ *	a catastrophic error event
+ * @sq_notify: a send completion is due to wake the CQ's handler, which is
+ *	called once sq_lock is dropped: a kernel consumer may post from it
  * @dying: destroy in progress: do not re-arm @timer
  * @epsn: responder: next expected request PSN
  * @msn: responder: message sequence number
@@ -409,10 +420,16 @@ struct srdma_swqe {
  *	SRDMA_NO_EVENT when a completion reports it
  * @msg_open: responder: ROCE_F_SEND or ROCE_F_WRITE while a multi-packet
  *	message is under way, else 0
- * @rd: responder: reads and atomics to answer, a ring of
- *	SRDMA_MAX_RD_ATOMIC
- * @rd_head: reads queued (free-running)
- * @rd_tail: reads answered
+ * @rd: responder: reads and atomics to answer (new or asked again), a
+ *	ring of SRDMA_MAX_RD_ATOMIC
+ * @rd_head: answers queued (free-running)
+ * @rd_tail: answers sent
+ * @held: responder: the reads and atomics executed, newest at
+ *	@held_head - 1, a ring of SRDMA_MAX_RD_ATOMIC: the responder
+ *	resources a duplicate request is answered from
+ * @held_head: requests recorded (free-running)
+ * @held_start: @held_head when the QP entered RTR: entries before it
+ *	belong to an earlier connection and are never answered again
  * @rd_work: sends read responses (srdma_tx_wq)
  * @wr_rkey: responder: rkey of the RDMA WRITE in progress
  * @wr_len: its total length
@@ -458,6 +475,8 @@ struct srdma_qp {
 	u8 rnr_left;
 	bool rnr_wait;
 	bool read_gap;
+	bool sq_bad;
+	bool sq_notify;
 	bool dying;
 
 	u32 epsn;
@@ -471,6 +490,9 @@ struct srdma_qp {
 	struct srdma_rd *rd;
 	u32 rd_head;
 	u32 rd_tail;
+	struct srdma_rd *held;
+	u32 held_head;
+	u32 held_start;
 	struct work_struct rd_work;
 	u32 wr_rkey;
 	u32 wr_len;
@@ -637,6 +659,9 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int srdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int srdma_cq_add(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
+		 bool solicited);
+void srdma_cq_notify(struct srdma_cq *cq);
 int srdma_cq_post(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
 		  bool solicited);
 
@@ -716,6 +741,7 @@ void srdma_req_fini(struct srdma_qp *qp);
 void srdma_req_start(struct srdma_qp *qp);
 void srdma_req_run(struct srdma_qp *qp);
 const struct softrdma_send_wqe *srdma_sq_wqe(struct srdma_qp *qp, u32 idx);
+u32 srdma_sq_pending(struct srdma_qp *qp);
 void srdma_timer_fn(struct timer_list *t);
 void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
 
