@@ -2,14 +2,21 @@
 /*
  * Memory windows on one device (loopback): type 1 bound with
  * ibv_bind_mw(), type 2 with a bind WQE; remote access inside the window
- * only, closed by a rebind, a local invalidate, a SEND with invalidate,
- * deallocation or the MR's deregistration; a type 2 window serves only
- * the QP it was bound through; and the binds that are refused.
+ * only, closed by a rebind, a local invalidate, a SEND with invalidate or
+ * deallocation; a type 2 window serves only the QP it was bound through;
+ * the binds that are refused; and a window pins its MR: it can be neither
+ * deregistered nor changed while a window is bound to it, so a window's
+ * key never opens memory registered later (read-only file pages above
+ * all). Meant to run unprivileged.
  *
- * usage: rc_mw IBDEV [GID_INDEX]
+ * usage: rc_mw IBDEV GID_INDEX FILE   (FILE: readable, not writable by us)
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
@@ -21,6 +28,7 @@
 #define WIN_LEN		4096
 #define MSG		512
 
+static const char *ro_path;	/* a file we may read, not write */
 static uint8_t *src, *dst;
 static struct ibv_mr *src_mr, *dst_mr;	/* dst_mr allows binding */
 static const int win_access = IBV_ACCESS_REMOTE_WRITE |
@@ -205,23 +213,31 @@ static void t_gone(void)
 			 strerror(errno)) &&
 	     pair_open(&a, &b, 64) && bind2(&b, mw, &rkey, IBV_WC_SUCCESS);
 	if (ok) {
-		/* mw2 opens the second MR, which then goes away. */
+		/* mw2 opens the second MR, which must outlive the window. */
 		wr.bind_mw.mw = mw2;
 		wr.bind_mw.rkey = rkey2 = ibv_inc_rkey(mw2->rkey);
 		wr.bind_mw.bind_info = win_info(mr);
 		ok = ktap_expect(!ibv_post_send(b.qp, &wr, &bad), "bind") &&
 		     wc_ok(b.cq, 1, IBV_WC_SUCCESS) &&
-		     ktap_expect(!ibv_dereg_mr(mr), "dereg_mr: %s",
+		     ktap_expect(ibv_dereg_mr(mr) == EBUSY,
+				 "dereg_mr of an MR with a bound window: %s",
 				 strerror(errno));
-		mr = NULL;
 	}
 	ok = ok && ktap_expect(!ibv_dealloc_mw(mw), "dealloc_mw");
 	mw = NULL;
 	ok = ok && write_refused(&a, rkey, WIN_OFF) && pair_open(&c, &d, 64);
 	ktap_result(ok, "a deallocated window refuses access");
 	pair_close(&a, &b);
+	/* Invalidated, mw2 lets its MR go; its key opens nothing. */
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = rkey2;
+	ok = ok && ktap_expect(!ibv_post_send(d.qp, &wr, &bad), "local inv") &&
+	     wc_ok(d.cq, 1, IBV_WC_SUCCESS) &&
+	     ktap_expect(!ibv_dereg_mr(mr), "dereg_mr: %s", strerror(errno));
+	if (ok)
+		mr = NULL;
 	ok = ok && write_refused(&c, rkey2, WIN_OFF);
-	ktap_result(ok, "a window whose MR was deregistered refuses access");
+	ktap_result(ok, "an MR with a bound window is not deregistered; once the window is invalidated it is, and the key opens nothing");
 	pair_close(&c, &d);
 	if (mr)
 		ibv_dereg_mr(mr);
@@ -229,6 +245,156 @@ static void t_gone(void)
 		ibv_dealloc_mw(mw);
 	if (mw2)
 		ibv_dealloc_mw(mw2);
+}
+
+/* Is the file as it was? @want: its first bytes, read at the start. */
+static bool file_unchanged(const uint8_t *want, size_t len)
+{
+	uint8_t now[BUF_SIZE];
+	int fd = open(ro_path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : pread(fd, now, len, 0);
+
+	if (fd >= 0)
+		close(fd);
+	return ktap_expect(n == (ssize_t)len, "read %s: %s", ro_path,
+			   strerror(errno)) &&
+	       ktap_expect(!memcmp(now, want, len), "%s was written", ro_path);
+}
+
+/*
+ * The attack a window used to allow: bind a writable MR to a type 1
+ * window, deregister the MR, register read-only file pages until an MR
+ * gets the dead MR's key, then write through the window's key. The
+ * deregistration must be refused (and if it were not, the write).
+ */
+static void t_pinned(void)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_mr *mr = ibv_reg_mr(pd, dst, BUF_SIZE,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_MW_BIND);
+	struct ibv_mw_bind bind = {
+		.wr_id = 3, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = win_info(mr),
+	};
+	uint8_t before[BUF_SIZE];
+	int fd = open(ro_path, O_RDONLY);
+	void *ro = fd < 0 ? MAP_FAILED :
+		   mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+	struct ibv_mr *fmr = NULL;
+	struct ep a = {}, b = {};
+	uint32_t dead_key = mr ? mr->lkey : 0;
+	int err = -1, i;
+	bool ok;
+
+	ok = ktap_expect(mw && mr, "alloc_mw/reg_mr: %s", strerror(errno)) &&
+	     ktap_expect(ro != MAP_FAILED, "map %s: %s", ro_path,
+			 strerror(errno)) &&
+	     ktap_expect(pread(fd, before, BUF_SIZE, 0) == BUF_SIZE,
+			 "read %s", ro_path) &&
+	     ktap_expect(open(ro_path, O_RDWR) < 0 && errno == EACCES,
+			 "%s is writable by this user", ro_path) &&
+	     pair_open(&a, &b, 64) &&
+	     ktap_expect(!ibv_bind_mw(b.qp, mw, &bind), "bind_mw") &&
+	     wc_ok(b.cq, 3, IBV_WC_SUCCESS);
+	if (ok) {
+		err = ibv_dereg_mr(mr);
+		ok = ktap_expect(err == EBUSY, "dereg_mr with a bound window: %s",
+				 err ? strerror(err) : "done");
+	}
+	if (!err) {
+		/* It went: try for its key on the file's pages. */
+		mr = NULL;
+		for (i = 0; i < 4096 && !fmr; i++) {
+			fmr = ibv_reg_mr(pd, ro, BUF_SIZE,
+					 IBV_ACCESS_REMOTE_READ);
+			if (fmr && fmr->lkey != dead_key) {
+				ibv_dereg_mr(fmr);
+				fmr = NULL;
+			}
+		}
+		if (fmr)
+			ktap_print("a read-only MR got the dead MR's key");
+	}
+	/* Through the window: into the bound MR, or refused; never the file. */
+	fill(src, MSG, 9);
+	ok = ok && rdma(&a, IBV_WR_RDMA_WRITE, mw->rkey, WIN_OFF,
+			IBV_WC_SUCCESS) && same(dst + WIN_OFF, src, MSG);
+	ok = file_unchanged(before, BUF_SIZE) && ok;
+	ktap_result(ok, "an MR with a bound window cannot be deregistered: its key never opens read-only pages registered later");
+
+	/* Nor changed in place: the window was checked against it. */
+	if (mr) {
+		err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				   0, IBV_ACCESS_MW_BIND);
+		ok = ktap_expect(err, "rereg_mr dropped LOCAL_WRITE under a window") &&
+		     write_ok(&a, mw->rkey, WIN_OFF);
+	} else {
+		ok = false;
+	}
+	ktap_result(ok, "an MR with a bound window cannot be re-registered");
+
+	/* A zero-length bind unbinds a type 1 window: the MR may go. */
+	bind.bind_info.length = 0;
+	bind.bind_info.addr = 0;
+	bind.bind_info.mr = NULL;
+	ok = ok && ktap_expect(!ibv_bind_mw(b.qp, mw, &bind), "unbind") &&
+	     wc_ok(b.cq, 3, IBV_WC_SUCCESS) &&
+	     ktap_expect(!ibv_dereg_mr(mr), "dereg_mr after unbind: %s",
+			 strerror(errno));
+	if (ok)
+		mr = NULL;
+	ktap_result(ok, "a zero-length bind unbinds a type 1 window, and its MR can then be deregistered");
+	pair_close(&a, &b);
+	if (fmr)
+		ibv_dereg_mr(fmr);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (ro != MAP_FAILED)
+		munmap(ro, BUF_SIZE);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * A process that exits with a window bound to an MR registered after the
+ * window: the core destroys the MR first, which is refused until the
+ * window is gone, and must then go on to free both (the VM harness fails
+ * a run whose kernel log shows a warning).
+ */
+static void t_exit_bound(void)
+{
+	struct ep a = {}, b = {};
+	int status = -1;
+	pid_t pid = fork();
+
+	if (!pid) {
+		/* A context of its own, closed when the child exits. */
+		struct ibv_mw *mw = NULL;
+		struct ibv_mr *mr = NULL;
+		struct ibv_mw_bind bind = {
+			.wr_id = 3, .send_flags = IBV_SEND_SIGNALED,
+		};
+
+		ctx = ibv_open_device(ctx->device);
+		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+		if (pd) {
+			mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+			mr = ibv_reg_mr(pd, dst, BUF_SIZE,
+					IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_MW_BIND);
+		}
+		bind.bind_info = win_info(mr);
+		_exit(mw && mr && pair_open(&a, &b, 64) &&
+		      !ibv_bind_mw(b.qp, mw, &bind) &&
+		      wc_ok(b.cq, 3, IBV_WC_SUCCESS) ? 0 : 1);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ktap_result(pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status),
+		    "a process exits with a window bound to a later MR");
 }
 
 /* Binds that are refused: through the wrong verb, or on a plain MR. */
@@ -278,7 +444,12 @@ int main(int argc, char **argv)
 {
 	struct ibv_device_attr dev;
 
-	if (!loop_open(argc, argv, 8) || ibv_query_device(ctx, &dev))
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s IBDEV GID_INDEX FILE\n", argv[0]);
+		return KSFT_FAIL;
+	}
+	ro_path = argv[3];
+	if (!loop_open(3, argv, 12) || ibv_query_device(ctx, &dev))
 		return KSFT_FAIL;
 	if (!(dev.device_cap_flags & IBV_DEVICE_MEM_WINDOW) || !dev.max_mw) {
 		ktap_print("%s reports no memory windows", argv[1]);
@@ -301,6 +472,8 @@ int main(int argc, char **argv)
 	t_type2_invalidate(1);
 	t_type2_qp();
 	t_gone();
+	t_pinned();
+	t_exit_bound();
 	t_refused();
 	return ktap_finish();
 }

@@ -1059,6 +1059,91 @@ static void t_psn(void)
 	ktap_result(ok, "PSN 2^22 behind (duplicate): nothing delivered, no NAK");
 }
 
+/* A read response of L: @op for @psn carrying the @len bytes at @want. */
+static bool expect_read_resp(uint8_t op, uint32_t psn, const uint8_t *want,
+			     uint32_t len)
+{
+	static uint8_t buf[65536];
+	struct rpkt_rx rx;
+
+	psn &= 0xffffff;
+	return ktap_expect(rx_for(L.peer_qpn, &rx, buf, sizeof(buf), WAIT_MS),
+			   "no read response for PSN %#x", psn) &&
+	       ktap_expect(rx.opcode == op && rx.psn == psn &&
+			   rx.payload_len == len &&
+			   !memcmp(rx.payload, want, len),
+			   "read response: opcode %#x PSN %#x, %u bytes; expected %#x PSN %#x, %u bytes",
+			   rx.opcode, rx.psn, rx.payload_len, op, psn, len);
+}
+
+/*
+ * Duplicate READs: one that repeats a read L still holds as a responder
+ * resource, whole or from one of its packets on, is answered again; any
+ * other is dropped, never NAKed (a NAK would carry L's current PSN and
+ * kill the real peer's work) and never executed.
+ */
+static void t_dup_read(void)
+{
+	uint8_t want[2 * PMTU_B];
+	uint32_t psn = L.epsn;
+	struct ctrs a, b;
+	struct rpkt p[4];
+	int i;
+	bool ok;
+
+	pattern(g.buf[0] + 16384, sizeof(want), 50);
+	memcpy(want, g.buf[0] + 16384, sizeof(want));
+	build_rdma(&p[0], &L, RPKT_READ_REQ, psn, 0, 16384, sizeof(want),
+		   NULL, 0);
+	build_rdma(&p[1], &L, RPKT_READ_REQ, (psn + 1) & 0xffffff, 0,
+		   16384 + PMTU_B, PMTU_B, NULL, 0);
+	rx_drain();
+	inject(&p[0]);
+	ok = expect_read_resp(RPKT_READ_RESP_FIRST, psn, want, PMTU_B) &&
+	     expect_read_resp(RPKT_READ_RESP_LAST, psn + 1, want + PMTU_B,
+			      PMTU_B);
+	L.epsn = (L.epsn + 2) & 0xffffff;
+	ctr_snap(&a);
+	inject(&p[0]);
+	ok = ok && expect_read_resp(RPKT_READ_RESP_FIRST, psn, want, PMTU_B) &&
+	     expect_read_resp(RPKT_READ_RESP_LAST, psn + 1, want + PMTU_B,
+			      PMTU_B);
+	inject(&p[1]);
+	ok = ok && expect_read_resp(RPKT_READ_RESP_ONLY, psn + 1,
+				    want + PMTU_B, PMTU_B);
+	ctr_snap(&b);
+	ok = ok && ctr_grew(&a, &b, CTR_DUP, 2);
+	ok = probe(&L) && ok;
+	ktap_result(ok, "a duplicate of a READ the responder holds is answered again, whole or from one of its packets on");
+
+	/*
+	 * A PSN far back with a valid key; the held read's PSN with another
+	 * address; its second PSN with its first packet's address; its PSN
+	 * with the key of another PD.
+	 */
+	build_rdma(&p[0], &L, RPKT_READ_REQ, (L.epsn - 0x100000) & 0xffffff,
+		   0, 0, RDMA_LEN, NULL, 0);
+	build_rdma(&p[1], &L, RPKT_READ_REQ, psn, 0, 16384 + 8, sizeof(want),
+		   NULL, 0);
+	build_rdma(&p[2], &L, RPKT_READ_REQ, (psn + 1) & 0xffffff, 0, 16384,
+		   PMTU_B, NULL, 0);
+	build_rdma(&p[3], &L, RPKT_READ_REQ, psn, 1, 16384, sizeof(want),
+		   NULL, 0);
+	rx_drain();
+	ctr_snap(&a);
+	for (i = 0; i < 4; i++)
+		inject(&p[i]);
+	ok = rx_quiet(&L) &&
+	     ktap_expect(qp_state(&L) == IBV_QPS_RTS, "L left RTS");
+	ctr_snap(&b);
+	ok = ok && ctr_grew(&a, &b, CTR_DROP_PSN, 4) &&
+	     ctr_grew(&a, &b, CTR_DUP, 0);
+	ok = probe(&L) && ok;
+	if (!ok)
+		dump(p, 4);
+	ktap_result(ok, "duplicate READs that repeat no held read (forged PSN, other address, other key) are dropped: no response, no NAK");
+}
+
 static void t_fatal(void)
 {
 	uint8_t data[PMTU_B + 64];
@@ -1708,7 +1793,7 @@ int main(int argc, char **argv)
 	rng = seed ^ 0x5eed;
 	rng_aux = seed;
 
-	ktap_plan(48);
+	ktap_plan(50);
 	ktap_print("seed %" PRIu64 ", %" PRIu64 " fuzz packets", seed, count);
 	t_vector();
 	if (!ktap_result(setup(argv[2], argv[3]), "set up QPs, MRs in two PDs and the peer's sockets"))
@@ -1717,6 +1802,7 @@ int main(int argc, char **argv)
 	t_malformed();
 	t_isolation();
 	t_psn();
+	t_dup_read();
 	t_fatal();
 	t_requester();
 	t_read_loss();
