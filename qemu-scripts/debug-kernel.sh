@@ -4,6 +4,7 @@
 # debug-kernel.sh [-B] [kernel]   print the unpacked debug kernel's directory
 # debug-kernel.sh [-B] module     also build softrdma.ko for it; print its path
 # debug-kernel.sh check CONFIG    does CONFIG have every option of the fragment?
+# debug-kernel.sh config          configure the source tree only (no build)
 #
 # The debug test kernel of `make check-debug`: Debian's linux-source-6.1
 # with the options of debug-kernel.config (KASAN, UBSAN, lockdep, kmemleak,
@@ -151,6 +152,27 @@ configure() {
 	fi
 }
 
+# $CACHE/src/linux-source-6.1, extracted from the package (version $1)
+# and configured.
+source_tree() {
+	local srcver=$1 tree=$CACHE/src/$SOURCE_PKG
+
+	if [ "$(cat "$CACHE/src/.source" 2>/dev/null)" != "$srcver" ]; then
+		log "extracting /usr/src/$SOURCE_PKG.tar.xz"
+		rm -rf "$CACHE/src"
+		mkdir -p "$CACHE/src"
+		tar -C "$CACHE/src" -xf "/usr/src/$SOURCE_PKG.tar.xz"
+		echo "$srcver" >"$CACHE/src/.source"
+	fi
+	configure "$tree" || die "cannot configure $tree with $FRAGMENT"
+}
+
+# The release a configured tree will have (`make kernelrelease` knows it
+# only after the build started; the fragment turns LOCALVERSION_AUTO off).
+release() {
+	echo "$(make -C "$1" -s kernelversion)$(sed -n 's/^CONFIG_LOCALVERSION="\(.*\)"$/\1/p' "$1/.config")"
+}
+
 # Build from linux-source-6.1 into $CACHE/<release>.  The tree stays in
 # $CACHE/src/ (its object files are the headers tree for modules); a later
 # build of the same source and fragment is found by its stamp.
@@ -165,16 +187,9 @@ use_source() {
 		[ "$(cat "$dir/.origin" 2>/dev/null)" = "$stamp" ] && { echo "$dir"; return; }
 	done
 
+	source_tree "$srcver"
 	tree=$CACHE/src/$SOURCE_PKG
-	if [ "$(cat "$CACHE/src/.source" 2>/dev/null)" != "$srcver" ]; then
-		log "extracting /usr/src/$SOURCE_PKG.tar.xz"
-		rm -rf "$CACHE/src"
-		mkdir -p "$CACHE/src"
-		tar -C "$CACHE/src" -xf "/usr/src/$SOURCE_PKG.tar.xz"
-		echo "$srcver" >"$CACHE/src/.source"
-	fi
-	configure "$tree" || die "cannot configure $tree with $FRAGMENT"
-	rel=$(make -C "$tree" -s kernelrelease)
+	rel=$(release "$tree")
 	jobs=$(nproc)
 	log "building $rel in $tree (-j$jobs; about 45 minutes on 2 cores)"
 	make -C "$tree" -j"$jobs" bzImage modules >&2
@@ -230,7 +245,7 @@ build_module() {
 }
 
 usage() {
-	sed -n '4,6p' "$0" | sed 's/^# //' >&2
+	sed -n '4,7p' "$0" | sed 's/^# //' >&2
 	exit 2
 }
 
@@ -253,6 +268,10 @@ main() {
 	check)
 		[ $# = 2 ] || usage
 		config_matches "$2" ;;
+	config)
+		build_deps
+		source_tree "$(dpkg-query -W -f '${Version}' "$SOURCE_PKG")"
+		release "$CACHE/src/$SOURCE_PKG" ;;
 	*) usage ;;
 	esac
 }
