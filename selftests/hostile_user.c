@@ -1350,10 +1350,12 @@ static void mut_cons(struct vgroup *g)
 	if (qp_sends(g, g->qa))
 		doorbell(g->qa);
 	if (rnd(2)) {
+		uint8_t was = g->taint[0];
+
 		g->taint[0] = TAINT_PROD;
 		cq_resize(g, 0, 1 + rnd(128));
 		if (g->taint[0] == TAINT_PROD)
-			g->taint[0] = 0;	/* refused: nothing changed */
+			g->taint[0] = was;	/* refused: nothing changed */
 	}
 	srdma_ring_cons_publish(&to_scq(g->cq)->ring);
 }
@@ -1393,10 +1395,17 @@ static bool mut_cq(struct vgroup *g)
 	}
 	if (!can(K_CQ_PROD))
 		return true;
+	/*
+	 * The kernel never reads it (it stores its own): only a poll
+	 * between here and the resize would take the provider astray.
+	 */
 	set_prod(r, index_near(r->idx, r->num_slots));
-	g->taint[c] |= TAINT_PROD;
+	g->taint[c] = TAINT_PROD;
 	counted(K_CQ_PROD, 1);
-	poll_group(g);
+	if (qp_sends(g, g->qa))
+		doorbell(g->qa);
+	if (!rnd(4))
+		poll_group(g);
 	cq_resize(g, c, 1 + rnd(128));
 	if (g->taint[c] && can(K_DESTROY))
 		return mut_destroy(g);

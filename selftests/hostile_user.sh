@@ -52,18 +52,21 @@ ktap_result "hostile_user finished within ${LIMIT} s (no stall)" \
 	"$([ "$prog_rc" != 124 ] && [ "$prog_rc" != 137 ] &&
 	   [ "$elapsed" -lt "$LIMIT" ]; echo $?)"
 
-# Every counter is there and a plain number; traffic went both ways.
+# Every counter is there and a plain number; traffic went both ways; the
+# drops by reason add up to rx_drops.
 stats=$(rdma statistic show link srdma0/1 2>&1)
 ktap_print "$stats"
 sane=$(echo "$stats" | awk '
 	/^link / { for (i = 3; i < NF; i += 2) {
 		if ($(i + 1) !~ /^[0-9]+$/ || length($(i + 1)) > 18) bad = bad " " $i
-		v[$i] = $(i + 1) } }
+		v[$i] = $(i + 1)
+		if ($i ~ /^drop_/) drops += $(i + 1) } }
 	END { if (bad != "") print "bad values:" bad
 	      else if (v["tx_pkts"] + 0 == 0 || v["rx_pkts"] + 0 == 0) print "no traffic counted"
+	      else if (drops != v["rx_drops"]) print "drop_* add up to " drops ", rx_drops " v["rx_drops"]
 	      else print "ok" }')
 [ "$sane" = ok ] || ktap_print "counters: $sane"
-ktap_result "rdma statistic: every counter a plain number, traffic counted" \
+ktap_result "rdma statistic: every counter a plain number, traffic counted, drops add up" \
 	"$([ "$sane" = ok ]; echo $?)"
 
 # Nothing the program made outlives it: the device goes, the module too.
