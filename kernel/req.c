@@ -84,6 +84,15 @@ static void srdma_req_unlock(struct srdma_qp *qp, bool fail)
 		srdma_qp_error(qp, bad ? IB_EVENT_QP_FATAL : SRDMA_NO_EVENT);
 }
 
+/* A read or atomic is answered, or no longer waits for its answer. */
+static void srdma_rd_done(struct srdma_qp *qp, struct srdma_swqe *st)
+{
+	if (st->rd_out) {
+		st->rd_out = false;
+		qp->rd_out--;
+	}
+}
+
 static u32 srdma_last_psn(const struct srdma_swqe *st)
 {
 	return roce_psn_add(st->first_psn, st->npkts - 1);
@@ -390,6 +399,10 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	if (!rc)
 		qp->una_psn = qp->req_psn;	/* nothing to wait for */
 	if (last) {
+		if ((read || atomic) && !st->rd_out) {
+			st->rd_out = true;
+			qp->rd_out++;
+		}
 		qp->req_idx++;
 		qp->req_off = 0;
 	}
@@ -434,6 +447,7 @@ static void srdma_req_cqe(struct srdma_qp *qp, u32 idx, u8 status)
 		.qp_num = qp->ibqp.qp_num,
 	};
 
+	srdma_rd_done(qp, st);
 	/*
 	 * Free the slot before the completion is visible: a program that
 	 * posts again as soon as it polls the CQE must find room.
@@ -485,6 +499,10 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 		return;
 	for (i = qp->sq.idx + 1; i != qp->fetched; i++)
 		srdma_st(qp, i)->read_off = 0;
+	/* Nothing before req_idx any more: every answer is asked again. */
+	for (i = qp->sq.idx; i != qp->fetched; i++)
+		srdma_st(qp, i)->rd_out = false;
+	qp->rd_out = 0;
 	st = srdma_st(qp, qp->sq.idx);
 	qp->req_idx = qp->sq.idx;
 	if (srdma_wqe(qp, qp->sq.idx)->opcode == IB_UVERBS_WR_RDMA_READ) {
@@ -549,6 +567,10 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 			qp->req_idx++;	/* completes in order, then errors */
 			break;
 		}
+		/* The responder holds max_rd_atomic reads and atomics. */
+		if (srdma_wr_needs_resp(srdma_wqe(qp, qp->req_idx)->opcode) &&
+		    qp->rd_out >= max_t(u32, qp->attr.max_rd_atomic, 1))
+			break;	/* an answer sends on */
 		if (srdma_st(qp, qp->req_idx)->local) {
 			err = srdma_req_local(qp);
 		} else {
@@ -607,6 +629,7 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->req_off = 0;
 	qp->req_psn = qp->attr.sq_psn;
 	qp->una_psn = qp->attr.sq_psn;
+	qp->rd_out = 0;
 	qp->retry_left = qp->attr.retry_cnt;
 	qp->rnr_left = qp->attr.rnr_retry;
 	qp->rnr_wait = false;
@@ -660,6 +683,32 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 	return true;
 }
 
+/*
+ * An ACK beyond a read or atomic whose answer has not come: the answer
+ * was lost (responses leave in PSN order), an implied NAK. Ask again at
+ * once, once per gap, as for a gap in read responses.
+ * Return: true if the requester went back.
+ */
+static bool srdma_comp_answer_lost(struct srdma_qp *qp)
+{
+	u32 i;
+
+	for (i = qp->sq.idx; i != qp->req_idx; i++) {
+		struct srdma_swqe *st = srdma_st(qp, i);
+
+		if (!srdma_wr_needs_resp(srdma_wqe(qp, i)->opcode) ||
+		    st->read_done)
+			continue;
+		if (qp->read_gap ||
+		    !roce_psn_before(srdma_last_psn(st), qp->una_psn))
+			return false;
+		qp->read_gap = true;
+		srdma_req_rewind(qp);
+		return true;
+	}
+	return false;
+}
+
 static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 {
 	u8 value = roce_aeth_syn_value(syndrome);
@@ -674,6 +723,7 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		qp->ack_stamp = jiffies;
 		if (srdma_comp_progress(qp))
 			return true;
+		srdma_comp_answer_lost(qp);
 		return __srdma_req_run(qp);
 	case ROCE_AETH_RNR_NAK:
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_RCVD);
@@ -744,6 +794,7 @@ static bool srdma_comp_atomic(struct srdma_qp *qp,
 		st->status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
 					      IB_WC_LOC_LEN_ERR;
 	st->read_done = true;
+	srdma_rd_done(qp, st);
 	return true;
 }
 
@@ -815,6 +866,7 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 			if (st->read_off != st->len)
 				st->status = IB_WC_BAD_RESP_ERR;
 			st->read_done = true;
+			srdma_rd_done(qp, st);
 			srdma_comp_ack_upto(qp, roce_psn_next(psn));
 		}
 	}

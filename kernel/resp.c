@@ -65,7 +65,14 @@ void srdma_resp_start(struct srdma_qp *qp)
 	spin_unlock_bh(&qp->rq_lock);
 }
 
-static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
+static u8 srdma_ack_syndrome(void)
+{
+	/* Like rdma_rxe: no end-to-end credits. */
+	return roce_aeth_syn_ack(ROCE_AETH_CREDIT_INVALID);
+}
+
+static void srdma_resp_ack_send(struct srdma_qp *qp, u32 psn, u8 syndrome,
+				u32 msn)
 {
 	u8 opcode = ROCE_RC_ACK | srdma_qp_transport(qp);
 	const struct roce_opcode_info *info = roce_opcode_lookup(opcode);
@@ -84,9 +91,36 @@ static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		return;
 	roce_bth_encode((struct roce_bth *)skb->data, &bth);
 	roce_aeth_encode((void *)(skb->data + info->off[ROCE_EXT_AETH]),
-			 syndrome, qp->msn);
+			 syndrome, msn);
 	srdma_pkt_put_data(skb, NULL, 0, 0);
 	srdma_xmit(qp, skb);
+}
+
+/*
+ * Responses leave in PSN order (IBA 9.7.5.1): while answers to earlier
+ * reads wait in the queue, an ACK or a NAK that leaves the QP alive waits
+ * behind them, or it would acknowledge PSNs whose read responses are yet
+ * to come. A plain ACK waiting last is moved on instead of joined.
+ */
+static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
+{
+	u32 queued = qp->rd_head - qp->rd_tail;
+	struct srdma_rd *rd;
+
+	if (!queued || queued >= SRDMA_MAX_RD_ATOMIC) {
+		srdma_resp_ack_send(qp, psn, syndrome, qp->msn);
+		return;
+	}
+	rd = &qp->rd[(qp->rd_head - 1) % SRDMA_MAX_RD_ATOMIC];
+	if (!rd->ack || rd->syndrome != srdma_ack_syndrome() ||
+	    syndrome != srdma_ack_syndrome())
+		rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
+	*rd = (struct srdma_rd) {
+		.ack = true,
+		.syndrome = syndrome,
+		.psn = psn,
+		.msn = qp->msn,
+	};
 }
 
 /*
@@ -110,7 +144,12 @@ static void srdma_resp_nak(struct srdma_qp *qp, enum roce_nak_code code)
 		qp->resp_event = IB_EVENT_QP_FATAL;
 		break;
 	}
-	srdma_resp_ack(qp, qp->epsn, roce_aeth_syn_nak(code));
+	/* A fatal one ends the connection: it need not wait for reads. */
+	if (code == ROCE_NAK_PSN_SEQ_ERR)
+		srdma_resp_ack(qp, qp->epsn, roce_aeth_syn_nak(code));
+	else
+		srdma_resp_ack_send(qp, qp->epsn, roce_aeth_syn_nak(code),
+				    qp->msn);
 }
 
 /*
@@ -121,12 +160,6 @@ static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
 {
 	srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_SENT);
 	srdma_resp_ack(qp, psn, roce_aeth_syn_rnr(qp->attr.min_rnr_timer));
-}
-
-static u8 srdma_ack_syndrome(void)
-{
-	/* Like rdma_rxe: no end-to-end credits. */
-	return roce_aeth_syn_ack(ROCE_AETH_CREDIT_INVALID);
 }
 
 /*
@@ -401,6 +434,10 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 	u32 burst = 0;
 	int err;
 
+	if (rd->ack) {
+		srdma_resp_ack_send(qp, rd->psn, rd->syndrome, rd->msn);
+		return true;
+	}
 	if (rd->atomic) {
 		srdma_resp_atomic_ack(qp, rd);
 		return true;

@@ -83,8 +83,9 @@
  *	RCU lookups by the receive path and kernel poll_cq
  * @counters: per-CPU counters (counters.h), freed in dealloc_driver after
  *	the device left @net_node and an RCU grace period passed
- * @loop: per-CPU queues of packets sent to this host (loop.c), drained
- *	and freed in dealloc_driver before the device leaves @net_node
+ * @loop: queues of packets sent to this host, by destination QPN
+ *	(loop.c), drained and freed in dealloc_driver before the device
+ *	leaves @net_node
  *
  * Lifetime: allocated by srdma_newlink() and owned by the RDMA core from
  * ib_register_device() on. The core calls srdma_dealloc_driver() on
@@ -114,7 +115,7 @@ struct srdma_dev {
 	u32 ah_next;
 	struct srdma_qp __rcu *gsi_qp;
 	struct srdma_counters __percpu *counters;
-	struct srdma_loop __percpu *loop;
+	struct srdma_loop *loop;
 };
 
 static inline struct srdma_dev *to_sdev(struct ib_device *ibdev)
@@ -347,7 +348,7 @@ static inline struct srdma_ah *to_sah(struct ib_ah *ibah)
 /*
  * A read or atomic request the responder executed (an entry of @held), or
  * an answer to send (of @rd: the whole request, or its part from a PSN on
- * when it was asked again).
+ * when it was asked again; or an ACK that waits behind read responses).
  */
 struct srdma_rd {
 	struct ib_pd *pd;	/* the access is checked against (compared only) */
@@ -359,6 +360,8 @@ struct srdma_rd {
 	u32 msn;		/* for the responses' AETH */
 	u32 sent;		/* response packets sent */
 	bool atomic;
+	bool ack;		/* an answer: the ACK or NAK @syndrome for @psn */
+	u8 syndrome;
 };
 
 /* Requester state of one started send WQE (kernel side of an SQ slot). */
@@ -368,6 +371,7 @@ struct srdma_swqe {
 	u32 len;		/* message bytes */
 	u32 read_off;		/* read response bytes placed so far */
 	bool read_done;
+	bool rd_out;		/* counted in the QP's @rd_out */
 	bool local;		/* bind or local invalidate: no packet */
 	bool local_done;	/* executed */
 	u8 status;		/* ib_wc_status it completes with, if not 0 */
@@ -395,6 +399,8 @@ struct srdma_swqe {
  * @req_idx: next SQ WQE to transmit (sq.idx <= req_idx <= fetched)
  * @req_off: bytes of WQE @req_idx already transmitted
  * @req_psn: PSN of the next request packet
+ * @rd_out: reads and atomics sent and not answered (before @req_idx):
+ *	no more than max_rd_atomic, the responder's resources, are
  * @una_psn: oldest PSN not yet acknowledged
  * @timer: retransmission and RNR wait; left running when all is acked
  * @req_work: UC/UD: sends on after a burst or a failed allocation
@@ -467,6 +473,7 @@ struct srdma_qp {
 	u32 req_idx;
 	u32 req_off;
 	u32 req_psn;
+	u32 rd_out;
 	u32 una_psn;
 	struct timer_list timer;
 	struct work_struct req_work;
