@@ -44,7 +44,7 @@ udp_send() {
 	printf "$(echo "$1" | sed 's/\(..\)/\\x\1/g')" >/dev/udp/10.9.0.1/4791
 }
 
-ktap_plan 14
+ktap_plan 16
 srdma_cleanup
 srdma0_up || exit $KSFT_FAIL
 
@@ -74,6 +74,13 @@ txb=$(cnt tx_bytes) rxb=$(cnt rx_bytes)
 ktap_print "tx_bytes $txb rx_bytes $rxb"
 ktap_result "bytes: at least the payload, rx_bytes <= tx_bytes" \
 	$((txb < 2 * 200 * 4096 || rxb > txb))
+
+# Reads on two QPs, as many outstanding as the responder holds: sent
+# from the doorbell's CPU and from the CPU each answer comes in on.
+args="-d srdma0 -x 1 -F -q 2 -s 65536 -n 500"
+client_server "ib_read_bw on 2 QPs" "ib_read_bw $args" ib_read_bw $args 127.0.0.1
+ktap_check "a loss-free loopback: nothing resent, nothing out of sequence" \
+	in_order srdma0
 
 # More SENDs than posted receives: the responder NAKs, the requester waits.
 args="-d srdma0 -x 1 -F -s 64 -n 2000 -r 2 -t 64"

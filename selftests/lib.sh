@@ -113,6 +113,21 @@ dev_counter() {
 		awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) print $(i + 1) }'
 }
 
+# in_order IBDEV: the device's traffic so far crossed a loss-free path as
+# such a path must: nothing resent, nothing NAKed or dropped as out of
+# sequence. Prints the counters that are not 0.
+in_order() {
+	local name v bad=0
+	for name in retransmits seq_naks_sent seq_naks_rcvd drop_psn; do
+		v=$(dev_counter "$1" $name)
+		[ "${v:-x}" = 0 ] && continue
+		ktap_print "$1: $name ${v:-?}"
+		bad=1
+	done
+	[ $bad -eq 0 ] || rdma statistic show link "$1/1" | sed 's/^/# /'
+	return $bad
+}
+
 # srdma0 over veth0 (10.9.0.1, peer veth1), GIDs ready: the one-device
 # setup of most tests.
 srdma0_up() {

@@ -140,7 +140,7 @@ srq_target() {
 	return $rc
 }
 
-ktap_plan 21
+ktap_plan 22
 srdma_cleanup
 # nvmet pulls in configfs (a module on Debian), which we then mount.
 modprobe brd rd_nr=1 rd_size=131072 &&
@@ -150,6 +150,8 @@ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 
 srdma0_up || ktap_print "srdma0 did not come up"
 over srdma0
+ktap_check "srdma0: the loopback path kept order: no resend, no sequence NAK" \
+	in_order srdma0
 ktap_check "srdma0: nvmet-rdma on SRQs (use_srq=1), fio verified" srq_target
 ktap_check "srdma0 deleted under I/O, then a new one serves" device_gone
 ktap_check "softrdma unloads once its kernel users are gone" \

@@ -92,7 +92,8 @@ static bool failed_fatal(struct ep *e)
 
 /*
  * Fill the rest of the SQ with binds of @mw (local WQEs: no PSN, so no
- * window stops the requester), let the kernel take them all, then move
+ * window stops the requester), let the kernel take them all, turn the
+ * SEND's slot (the kernel works from its copy) into a bind too, then move
  * the producer back to the outstanding SEND.
  */
 static void t_producer_back(uint8_t *buf, struct ibv_mr *mr)
@@ -126,6 +127,8 @@ static void t_producer_back(uint8_t *buf, struct ibv_mr *mr)
 		ok = ktap_expect(!doorbell(e.qp), "doorbell") &&
 		     ktap_expect(qp_state(e.qp) == IBV_QPS_RTS,
 				 "a full ring of binds failed the QP");
+		memcpy(srdma_ring_slot(sq, start),
+		       srdma_ring_slot(sq, start + 1), sq->slot_size);
 		srdma_store_release(&sq->hdr->producer, start);
 		ok = ok && ktap_expect(!doorbell(e.qp), "doorbell") &&
 		     failed_fatal(&e);
