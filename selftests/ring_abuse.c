@@ -22,30 +22,10 @@
 #include "verbs_util.h"
 #include "loop_qp.h"
 #include "softrdma.h"	/* the provider's objects and command structs */
+#include "raw_cmd.h"
 
 #define NO_SUCH_QPN	0xabcdef	/* nothing ever ACKs our sends */
 #define RESIZES		2000		/* per thread */
-
-/* The SQ doorbell, as the provider rings it: a POST_SEND with no WR. */
-static int doorbell(struct ibv_qp *qp)
-{
-	struct ib_uverbs_post_send_resp resp;
-	struct ibv_post_send cmd = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_POST_SEND,
-			.in_words = sizeof(cmd) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
-		.core = {
-			.response = (uintptr_t)&resp,
-			.qp_handle = qp->handle,
-			.wqe_size = sizeof(struct ibv_send_wr),
-		},
-	};
-
-	return write(qp->context->cmd_fd, &cmd, sizeof(cmd)) == sizeof(cmd) ?
-	       0 : errno;
-}
 
 /* A QP whose one SEND is never acknowledged: it stays outstanding. */
 static bool open_stuck(struct ep *e, uint8_t *buf, struct ibv_mr *mr)
@@ -124,13 +104,13 @@ static void t_producer_back(uint8_t *buf, struct ibv_mr *mr)
 			w->wr.bind.access = IBV_ACCESS_REMOTE_READ;
 		}
 		srdma_store_release(&sq->hdr->producer, start + sq->num_slots);
-		ok = ktap_expect(!doorbell(e.qp), "doorbell") &&
+		ok = ktap_expect(!raw_sq_doorbell(e.qp), "doorbell") &&
 		     ktap_expect(qp_state(e.qp) == IBV_QPS_RTS,
 				 "a full ring of binds failed the QP");
 		memcpy(srdma_ring_slot(sq, start),
 		       srdma_ring_slot(sq, start + 1), sq->slot_size);
 		srdma_store_release(&sq->hdr->producer, start);
-		ok = ok && ktap_expect(!doorbell(e.qp), "doorbell") &&
+		ok = ok && ktap_expect(!raw_sq_doorbell(e.qp), "doorbell") &&
 		     failed_fatal(&e);
 	}
 	ktap_result(ok, "an SQ producer index moved back behind fetched WQEs fails the QP at once");
@@ -149,7 +129,7 @@ static void t_producer_past(uint8_t *buf, struct ibv_mr *mr)
 		sq = &to_sqp(e.qp)->sq;
 		srdma_store_release(&sq->hdr->producer,
 				    sq->idx + sq->num_slots);
-		ok = ktap_expect(!doorbell(e.qp), "doorbell") &&
+		ok = ktap_expect(!raw_sq_doorbell(e.qp), "doorbell") &&
 		     failed_fatal(&e);
 	}
 	ktap_result(ok, "an SQ producer index past a full ring fails the QP at once");
