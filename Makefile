@@ -7,6 +7,8 @@
 #   make deps     install the Debian packages build, demo and tests need
 #   make demo     deps + build + a VM that creates srdma0 and shows it
 #   make check    build + unit tests on the host + selftests in the VM
+#   make check-debug  lifetime/error-path selftests, failslab and kmemleak
+#                 under a KASAN/lockdep/kmemleak kernel (debug-kernel.sh)
 #   make bench    perftest over softrdma and rdma_rxe in one VM, ratios
 #   make pyverbs  rdma-core's pyverbs suite over softrdma and rdma_rxe in
 #                 one VM; logs in build/pyverbs/
@@ -25,7 +27,7 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	nvme-cli fio qperf ucx-utils \
 	perftest python3-pyverbs gnuplot-nox tshark
 
-.PHONY: all module provider selftests deps demo check bench pyverbs unit install clean
+.PHONY: all module provider selftests deps demo check check-debug bench pyverbs unit install clean
 
 all: module provider selftests
 
@@ -70,6 +72,10 @@ unit: selftests
 
 check: all
 	selftests/check.sh
+
+# The debug kernel: qemu-scripts/debug-kernel.sh (prebuilt or built once).
+check-debug: all
+	selftests/check-debug.sh
 
 # For a real machine: the module under /lib/modules/$(KVER)/updates and
 # the provider where libibverbs looks for it.
