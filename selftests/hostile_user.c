@@ -255,13 +255,29 @@ static bool bys_round(struct bpair *p, uint64_t it)
 	pattern(ssrc, ls, it * 2 + 1);
 	memset(rdst, 0xee, lw);
 	memset(rbuf, 0xee, ls);
+	uint64_t t0 = now_ms();
+	static const char *const cnt[] = {
+		"retransmits", "retry_timeouts", "dup_requests", "drop_psn",
+		"drop_nomem", "drop_qp_state", "seq_naks_rcvd",
+	};
+	unsigned int i;
+
 	if (!ktap_expect(!ibv_post_recv(p->b, &rwr, &rbad) &&
 			 !ibv_post_send(p->a, w, &bad),
 			 "bystander: post: %s", strerror(errno)))
 		return false;
-	return bys_wc(p->cqa, 3 * it, 0) && bys_wc(p->cqa, 3 * it + 1, 0) &&
-	       bys_wc(p->cqa, 3 * it + 2, 0) && bys_wc(p->cqb, it, ls) &&
-	       bys_same(wdst, src, lw, "RDMA WRITE", it) &&
+	if (!bys_wc(p->cqa, 3 * it, 0) || !bys_wc(p->cqa, 3 * it + 1, 0) ||
+	    !bys_wc(p->cqa, 3 * it + 2, 0) || !bys_wc(p->cqb, it, ls)) {
+		ktap_print("bystander: round %llu (WRITE %u, SEND %u, READ %u bytes, QPs %u -> %u) failed %llu ms after posting; QP states %d, %d",
+			   (unsigned long long)it, lw, ls, lw, p->a->qp_num,
+			   p->b->qp_num, (unsigned long long)(now_ms() - t0),
+			   qp_state(p->a), qp_state(p->b));
+		for (i = 0; i < sizeof(cnt) / sizeof(cnt[0]); i++)
+			ktap_print("bystander:   %s %lld", cnt[i],
+				   (long long)hw_counter(ctx, cnt[i]));
+		return false;
+	}
+	return bys_same(wdst, src, lw, "RDMA WRITE", it) &&
 	       bys_same(rbuf, ssrc, ls, "SEND", it) &&
 	       bys_same(rdst, src, lw, "RDMA READ", it);
 }
@@ -1992,12 +2008,12 @@ out_child:
 	if (write(stopfd[1], "x", 1) != 1)
 		ok = false;
 	child_ok = false;
-	if (pid > 0) {
-		if (read(tofd[0], &bys_rounds, sizeof(bys_rounds)) !=
-		    sizeof(bys_rounds))
-			bys_rounds = 0;
+	/* Its count, also from one that ended early (EOF if it died). */
+	if (read(tofd[0], &bys_rounds, sizeof(bys_rounds)) !=
+	    sizeof(bys_rounds))
+		bys_rounds = 0;
+	if (pid > 0)
 		waitpid(pid, &status, 0);
-	}
 	child_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	ktap_result(child_ok && bys_rounds > 0,
 		    "bystanders: all completions successful, data byte-exact, canary and foreign XRC SRQ untouched");
