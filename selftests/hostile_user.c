@@ -18,6 +18,9 @@
  *
  * HOSTILE_USER_SKIP: comma-separated mutation kinds not to make (the names
  * in the kind tally), to work around a known bug while it is fixed.
+ * HOSTILE_USER_ACK_TIMEOUT: the bystanders' local ACK timeout exponent
+ * (default 14, about 67 ms, as ibv_rc_pingpong), for telling a slow
+ * answer from a lost one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -173,11 +176,15 @@ static bool bys_pair(struct bpair *p)
 	p->b = ibv_create_qp(pd, &init);
 	if (!p->amr || !p->bmr || !p->a || !p->b)
 		return false;
+	/* HOSTILE_USER_ACK_TIMEOUT: the bystanders' (default 14, 67 ms). */
+	const char *t = getenv("HOSTILE_USER_ACK_TIMEOUT");
+	uint8_t to = t ? atoi(t) : 14;
+
 	return !ibv_modify_qp(p->a, &a, mask) && !ibv_modify_qp(p->b, &a, mask) &&
 	       !qp_rtr_rts(p->a, p->b->qp_num, &gid, gid_index, IBV_MTU_1024,
-			   14, 7, 7) &&
+			   to, 7, 7) &&
 	       !qp_rtr_rts(p->b, p->a->qp_num, &gid, gid_index, IBV_MTU_1024,
-			   14, 7, 7);
+			   to, 7, 7);
 }
 
 /* One completion of @cq within the deadline: it must be wr_id @id, SUCCESS. */
