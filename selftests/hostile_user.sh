@@ -18,7 +18,7 @@ LIMIT=${HOSTILE_USER_TIMEOUT:-480}	# seconds for the whole program
 EXTRA=6
 
 srdma_cleanup
-srdma0_up || exit $KSFT_FAIL
+srdma0_up || exit "$KSFT_FAIL"
 # What udev (rdma-core's rules) does on a real system: verbs for all users.
 chmod 0666 /dev/infiniband/uverbs*
 dmesg_start=$(dmesg | wc -l)
