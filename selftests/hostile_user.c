@@ -43,6 +43,7 @@
 
 /* The provider's own objects: the rings' addresses and indices. */
 #include "softrdma.h"
+#include "raw_cmd.h"
 
 #define QKEY		0x11111111u
 #define VBUF_LEN	(256 * 1024)
@@ -501,27 +502,11 @@ static void set_prod(struct srdma_ring *r, uint32_t v)
 	srdma_store_release(&r->hdr->producer, v);
 }
 
-/* The SQ doorbell the provider rings: a zero-WR POST_SEND. */
+/* The SQ doorbell the provider rings, counted. */
 static int doorbell(struct ibv_qp *qp)
 {
-	struct ib_uverbs_post_send_resp resp;
-	struct ibv_post_send cmd = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_POST_SEND,
-			.in_words = sizeof(cmd) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
-		.core = {
-			.response = (uintptr_t)&resp,
-			.qp_handle = qp->handle,
-			.wqe_size = sizeof(struct ibv_send_wr),
-		},
-	};
-
 	doorbells++;
-	if (write(qp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
-		return errno;
-	return 0;
+	return raw_sq_doorbell(qp);
 }
 
 /* ------------------------------------------------------- value pools */
