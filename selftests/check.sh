@@ -53,7 +53,7 @@ outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX" 2>/dev/null) ||
 	{ mkdir -p "$TOP/build/vm" && outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX"); }
 qemu-scripts/stage-modules.sh "$KVER" "$outdir/modroot" || failed=$((failed + 1))
 SRDMA_MODROOT=$outdir/modroot VM_ENV=SRDMA_MODROOT \
-	qemu-scripts/vm-run.sh -t 1800 -o "$outdir" -- selftests/run.sh
+	qemu-scripts/vm-run.sh -t 2700 -o "$outdir" -- selftests/run.sh
 vm_rc=$?
 if [ -f "$outdir/counts" ]; then
 	read -r p f s <"$outdir/counts"
