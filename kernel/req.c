@@ -525,7 +525,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 /* Send what the window allows. Return: true if the QP must enter ERR. */
 static bool __srdma_req_run(struct srdma_qp *qp)
 {
-	bool idle = qp->una_psn == qp->req_psn;
+	bool idle = qp->una_psn == qp->req_psn && !qp->rd_out;
 	u32 burst_psn = qp->una_psn;	/* RC: the window; else this call */
 	u32 posted, started = 0;
 	int avail, err;
@@ -601,7 +601,8 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 	 * or from the last progress (see srdma_timer_fn()): the timer is left
 	 * running and only armed when it is not.
 	 */
-	if (qp->una_psn != qp->req_psn) {
+	/* An answer still to come waits on the timer, even when all is ACKed. */
+	if (qp->una_psn != qp->req_psn || qp->rd_out) {
 		if (idle)
 			qp->ack_stamp = jiffies;
 		if (!timer_pending(&qp->timer))
@@ -648,7 +649,7 @@ void srdma_timer_fn(struct timer_list *t)
 		goto out;
 	if (qp->rnr_wait) {
 		qp->rnr_wait = false;
-	} else if (qp->una_psn != qp->req_psn) {
+	} else if (qp->una_psn != qp->req_psn || qp->rd_out) {
 		unsigned long due = qp->ack_stamp + srdma_ack_timeout(qp);
 
 		/* Progress since the timer was set: wait out the rest. */
@@ -683,32 +684,6 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 	return true;
 }
 
-/*
- * An ACK beyond a read or atomic whose answer has not come: the answer
- * was lost (responses leave in PSN order), an implied NAK. Ask again at
- * once, once per gap, as for a gap in read responses.
- * Return: true if the requester went back.
- */
-static bool srdma_comp_answer_lost(struct srdma_qp *qp)
-{
-	u32 i;
-
-	for (i = qp->sq.idx; i != qp->req_idx; i++) {
-		struct srdma_swqe *st = srdma_st(qp, i);
-
-		if (!srdma_wr_needs_resp(srdma_wqe(qp, i)->opcode) ||
-		    st->read_done)
-			continue;
-		if (qp->read_gap ||
-		    !roce_psn_before(srdma_last_psn(st), qp->una_psn))
-			return false;
-		qp->read_gap = true;
-		srdma_req_rewind(qp);
-		return true;
-	}
-	return false;
-}
-
 static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 {
 	u8 value = roce_aeth_syn_value(syndrome);
@@ -723,7 +698,6 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		qp->ack_stamp = jiffies;
 		if (srdma_comp_progress(qp))
 			return true;
-		srdma_comp_answer_lost(qp);
 		return __srdma_req_run(qp);
 	case ROCE_AETH_RNR_NAK:
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_RCVD);
