@@ -162,7 +162,11 @@ static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	if (srdma_counters_init(sdev) || srdma_loop_init(sdev)) {
-		ib_dealloc_device(&sdev->ibdev);	/* undoes the above */
+		/* No dealloc_driver yet (ops come below): undo it here. */
+		srdma_loop_fini(sdev);
+		srdma_counters_fini(sdev);
+		netdev_put(ndev, &sdev->ndev_tracker);
+		ib_dealloc_device(&sdev->ibdev);
 		return NULL;
 	}
 
