@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rootfs.sh RELEASE
+#
+# Print the path of a Debian RELEASE (trixie, sid, ...) root filesystem
+# for building and testing softrdma as a user of that release gets it:
+# its kernel image and headers, compiler, rdma-core, perftest, pyverbs
+# and the tools the selftests use.  Made once with mmdebstrap from the
+# archive the host's own sources name (the host's apt configuration is
+# neither used for nor changed by it) and cached under
+# build/rootfs/RELEASE-<key>, keyed by the release and this package list;
+# its MANIFEST lists the package versions it holds.  ROOTFS_MIRROR
+# overrides the archive.
+#
+# The module and provider are built inside it (rootfs-run.sh), and the
+# test VM boots its kernel with it as the guest's root (VM_ROOTFS).
+
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+PACKAGES="linux-image-amd64 linux-headers-amd64 gcc make libc6-dev pkg-config
+	libibverbs-dev librdmacm-dev rdma-core ibverbs-utils ibverbs-providers
+	rdmacm-utils perftest python3-pyverbs python3 iproute2 kmod procps
+	util-linux busybox-static gawk xz-utils zstd ca-certificates"
+
+mirror() {
+	local m
+
+	[ -z "${ROOTFS_MIRROR:-}" ] || { echo "$ROOTFS_MIRROR"; return; }
+	m=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1)
+	[ -n "$m" ] || m=$(awk '$1 == "deb" && $2 ~ /debian\/?$/ { print $2; exit }' \
+		/etc/apt/sources.list 2>/dev/null)
+	echo "${m:-http://deb.debian.org/debian}"
+}
+
+main() {
+	local rel=${1:-} key dir tmp
+
+	[ -n "$rel" ] || vm_die "usage: ${0##*/} RELEASE"
+	key=$(echo "$rel $PACKAGES" | sha1sum | cut -c1-10)
+	dir=$VM_REPO_DIR/build/rootfs/$rel-$key
+	if [ -e "$dir/MANIFEST" ]; then
+		echo "$dir"
+		return
+	fi
+	command -v mmdebstrap >/dev/null ||
+		vm_die "mmdebstrap is missing: run 'make deps'"
+	rm -rf "$dir" "$dir.tmp"
+	mkdir -p "$(dirname "$dir")"
+	tmp=$dir.tmp
+	# No recommends: a kernel image without initramfs-tools (the test VM
+	# brings its own initramfs), and a small tree.
+	mmdebstrap --variant=apt --mode=root \
+		--aptopt='APT::Install-Recommends "false"' \
+		--dpkgopt='path-exclude=/usr/share/{doc,man,locale}/*' \
+		--include="$(echo $PACKAGES | tr ' ' ,)" \
+		"$rel" "$tmp" "$(mirror)" >&2 ||
+		vm_die "mmdebstrap $rel failed"
+	chroot "$tmp" dpkg-query -W -f '${Package} ${Version}\n' >"$tmp/MANIFEST"
+	mv "$tmp" "$dir"
+	echo "$dir"
+}
+
+main "$@"
