@@ -96,7 +96,6 @@ static const struct ib_device_ops srdma_device_ops = {
 	.alloc_ucontext = srdma_alloc_ucontext,
 	.alloc_xrcd = srdma_alloc_xrcd,
 	.create_ah = srdma_create_ah,
-	.create_cq = srdma_create_cq,
 	.create_qp = srdma_create_qp,
 	.create_srq = srdma_create_srq,
 	.create_user_ah = srdma_create_ah,
@@ -129,10 +128,8 @@ static const struct ib_device_ops srdma_device_ops = {
 	.query_port = srdma_query_port,
 	.query_qp = srdma_query_qp,
 	.query_srq = srdma_query_srq,
-	.reg_user_mr = srdma_reg_user_mr,
 	.rereg_user_mr = srdma_rereg_user_mr,
 	.req_notify_cq = srdma_req_notify_cq,
-	.resize_cq = srdma_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, srdma_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, srdma_cq, ibcq),
@@ -185,6 +182,7 @@ static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
 	/* A stable GUID from the MAC, as RoCE NICs do. */
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
 	ib_set_device_ops(ibdev, &srdma_device_ops);
+	ib_set_device_ops(ibdev, &srdma_compat_ops);
 	return sdev;
 }
 

@@ -258,7 +258,7 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 		if (err)
 			goto err_free;
 	} else {
-		mr->umem = ib_umem_get(pd->device, start, length, access);
+		mr->umem = srdma_umem_get(pd->device, start, length, access);
 		if (IS_ERR(mr->umem)) {
 			err = PTR_ERR(mr->umem);
 			goto err_free;

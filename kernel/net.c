@@ -64,14 +64,14 @@ static struct socket *srdma_sock_open(struct net *net, bool ipv6)
 	if (err)
 		return ERR_PTR(err);
 
-	setup_udp_tunnel_sock(net, sock, &tnl_cfg);
+	srdma_udp_tunnel_setup(net, sock, &tnl_cfg);
 	return sock;
 }
 
 static void srdma_sock_close(struct socket **sockp)
 {
 	if (*sockp) {
-		udp_tunnel_sock_release(*sockp);
+		srdma_udp_tunnel_release(*sockp);
 		*sockp = NULL;
 	}
 }

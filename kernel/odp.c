@@ -64,15 +64,14 @@ static int srdma_odp_map(struct srdma_mr *mr, u64 va, u64 len,
 			 bool fault)
 {
 	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
-	u64 access = ODP_READ_ALLOWED_BIT;
 	int np;
 
 	if (va < ib_umem_start(odp) || va + len > ib_umem_end(odp) ||
 	    va + len < va)
 		return -EFAULT;
-	if (odp->umem.writable)
-		access |= ODP_WRITE_ALLOWED_BIT;
-	np = ib_umem_odp_map_dma_and_lock(odp, va, len, access, fault);
+	np = ib_umem_odp_map_dma_and_lock(odp, va, len,
+					  srdma_odp_map_access(odp->umem.writable),
+					  fault);
 	if (np < 0)
 		return np;
 	mutex_unlock(&odp->umem_mutex);
@@ -127,13 +126,12 @@ static int srdma_odp_present(struct srdma_mr *mr, u64 va, u32 len,
 			     bool write)
 {
 	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
-	u64 perm = ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
 	u64 start = ib_umem_start(odp), end = va + len;
 	u64 idx;
 
 	for (idx = (va - start) >> odp->page_shift;
 	     idx <= (end - 1 - start) >> odp->page_shift; idx++) {
-		if ((READ_ONCE(odp->dma_list[idx]) & perm) == perm)
+		if (srdma_odp_page_ok(odp, idx, write))
 			continue;
 		/* It failed to map before: a protection error, once. */
 		if (va < mr->odp_bad_end && end > mr->odp_bad_start) {
@@ -195,8 +193,7 @@ int srdma_odp_xfer(struct srdma_mr *mr, u64 iova, u32 len,
 					     x->op == SRDMA_FROM_SKB);
 	/* Piece by small page: a fragment must not cross one. */
 	while (len && !err) {
-		u64 dma = odp->dma_list[(va - start) >> shift];
-		u8 *kva = (u8 *)(uintptr_t)(dma & ODP_DMA_ADDR_MASK) +
+		u8 *kva = srdma_odp_page_kva(odp, (va - start) >> shift) +
 			  (va & (BIT_ULL(shift) - 1));
 		u32 n = min_t(u64, len, PAGE_SIZE - offset_in_page(kva));
 

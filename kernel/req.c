@@ -123,7 +123,7 @@ void srdma_req_fini(struct srdma_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	qp->dying = true;
 	spin_unlock_bh(&qp->sq_lock);
-	del_timer_sync(&qp->timer);
+	timer_delete_sync(&qp->timer);
 	cancel_work_sync(&qp->req_work);
 	kvfree(qp->sq_copy);
 	kvfree(qp->swqe);
@@ -641,7 +641,7 @@ void srdma_req_start(struct srdma_qp *qp)
 
 void srdma_timer_fn(struct timer_list *t)
 {
-	struct srdma_qp *qp = from_timer(qp, t, timer);
+	struct srdma_qp *qp = timer_container_of(qp, t, timer);
 	bool fail = false;
 
 	spin_lock_bh(&qp->sq_lock);

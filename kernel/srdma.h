@@ -835,4 +835,6 @@ void srdma_net_detach(struct srdma_dev *sdev);
 struct srdma_dev *srdma_net_rx_dev(struct net *net,
 				   const struct net_device *ndev);
 
+#include "compat.h"
+
 #endif /* SRDMA_H */

@@ -10,7 +10,6 @@
 #include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
-#include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <rdma/ib_cache.h>
 
@@ -129,7 +128,7 @@ static struct dst_entry *srdma_route6(struct srdma_dev *sdev,
 	dst = dst_cache_get_ip6(&path->dst_cache, &saddr);
 	if (dst)
 		return dst;
-	dst = ipv6_stub->ipv6_dst_lookup_flow(sdev->net, NULL, &fl6, NULL);
+	dst = srdma_ip6_route(sdev->net, &fl6);
 	if (!IS_ERR(dst))
 		dst_cache_set_ip6(&path->dst_cache, dst, &fl6.saddr);
 	return dst;

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel interfaces that differ between the kernels softrdma builds
+ * for (Debian 12's 6.1, Debian 13's 6.12, unstable's 7.x), in one place:
+ * the driver uses the names below and never tests a version itself.
+ *
+ * Where an interface changed is found by Kbuild's feature tests (the
+ * SRDMA_HAVE_* flags, grepped from the kernel's own headers), not by
+ * version numbers, so a distribution kernel with a backport builds too.
+ * Included at the end of srdma.h: the glue needs the driver's verbs.
+ */
+#ifndef SRDMA_COMPAT_H
+#define SRDMA_COMPAT_H
+
+#include <linux/timer.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
+#include <rdma/uverbs_ioctl.h>
+
+/* 6.16 renamed from_timer(). */
+#ifndef timer_container_of
+#define timer_container_of(var, t, field) from_timer(var, t, field)
+#endif
+
+/* 7.x dropped the IPv6 stubs: IPv6 is built in. */
+#ifdef SRDMA_HAVE_IPV6_STUBS
+#include <net/ipv6_stubs.h>
+
+static inline struct dst_entry *srdma_ip6_route(struct net *net,
+						struct flowi6 *fl6)
+{
+	return ipv6_stub->ipv6_dst_lookup_flow(net, NULL, fl6, NULL);
+}
+#else
+#include <net/ip6_route.h>
+
+static inline struct dst_entry *srdma_ip6_route(struct net *net,
+						struct flowi6 *fl6)
+{
+	return ip6_dst_lookup_flow(net, NULL, fl6, NULL);
+}
+#endif
+
+/* The UDP tunnel calls take the struct sock since 7.x. */
+static inline void srdma_udp_tunnel_setup(struct net *net, struct socket *sock,
+					  struct udp_tunnel_sock_cfg *cfg)
+{
+#ifdef SRDMA_HAVE_UDP_TUNNEL_SK
+	setup_udp_tunnel_sock(net, sock->sk, cfg);
+#else
+	setup_udp_tunnel_sock(net, sock, cfg);
+#endif
+}
+
+static inline void srdma_udp_tunnel_release(struct socket *sock)
+{
+#ifdef SRDMA_HAVE_UDP_TUNNEL_SK
+	udp_tunnel_sock_release(sock->sk);
+#else
+	udp_tunnel_sock_release(sock);
+#endif
+}
+
+/* Pinned user memory: ib_umem_get() became ib_umem_get_va() in 7.x. */
+static inline struct ib_umem *srdma_umem_get(struct ib_device *dev, u64 addr,
+					     u64 len, int access)
+{
+#ifdef SRDMA_HAVE_UMEM_GET_VA
+	return ib_umem_get_va(dev, addr, len, access);
+#else
+	return ib_umem_get(dev, addr, len, access);
+#endif
+}
+
+/*
+ * ODP page state. 6.15 keeps an HMM PFN with its VALID/WRITE flags for
+ * each page (map.pfn_list); before, a "DMA address" (the page's kernel
+ * address, for a virtual-DMA device) with READ/WRITE_ALLOWED bits.
+ */
+#ifdef SRDMA_HAVE_ODP_HMM_MAP
+#include <linux/hmm.h>
+
+static inline u64 srdma_odp_map_access(bool write)
+{
+	return write ? HMM_PFN_WRITE : 0;
+}
+
+static inline bool srdma_odp_page_ok(struct ib_umem_odp *odp, size_t idx,
+				     bool write)
+{
+	unsigned long want = HMM_PFN_VALID | (write ? HMM_PFN_WRITE : 0);
+
+	return (READ_ONCE(odp->map.pfn_list[idx]) & want) == want;
+}
+
+/* Kernel address of a page that srdma_odp_page_ok() found mapped. */
+static inline u8 *srdma_odp_page_kva(struct ib_umem_odp *odp, size_t idx)
+{
+	return page_address(hmm_pfn_to_page(odp->map.pfn_list[idx]));
+}
+#else
+static inline u64 srdma_odp_map_access(bool write)
+{
+	return ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
+}
+
+static inline bool srdma_odp_page_ok(struct ib_umem_odp *odp, size_t idx,
+				     bool write)
+{
+	u64 want = srdma_odp_map_access(write);
+
+	return (READ_ONCE(odp->dma_list[idx]) & want) == want;
+}
+
+static inline u8 *srdma_odp_page_kva(struct ib_umem_odp *odp, size_t idx)
+{
+	return (u8 *)(uintptr_t)(odp->dma_list[idx] & ODP_DMA_ADDR_MASK);
+}
+#endif
+
+/*
+ * Verbs whose signature changed: create_cq gets the attribute bundle
+ * (6.11; NULL for a kernel CQ), reg_user_mr a DMA handle (6.17), and
+ * resize_cq became resize_user_cq with an unsigned size (7.x). The
+ * driver keeps one signature; these adapt it. main.c adds them with
+ * ib_set_device_ops().
+ */
+#ifdef SRDMA_HAVE_CREATE_CQ_ATTRS
+static inline int srdma_compat_create_cq(struct ib_cq *ibcq,
+					 const struct ib_cq_init_attr *attr,
+					 struct uverbs_attr_bundle *attrs)
+{
+	return srdma_create_cq(ibcq, attr, attrs ? &attrs->driver_udata : NULL);
+}
+#else
+#define srdma_compat_create_cq srdma_create_cq
+#endif
+
+#ifdef SRDMA_HAVE_DMAH
+static inline struct ib_mr *
+srdma_compat_reg_user_mr(struct ib_pd *pd, u64 start, u64 length, u64 iova,
+			 int access, struct ib_dmah *dmah,
+			 struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return srdma_reg_user_mr(pd, start, length, iova, access, udata);
+}
+#else
+#define srdma_compat_reg_user_mr srdma_reg_user_mr
+#endif
+
+#ifdef SRDMA_HAVE_RESIZE_USER_CQ
+static inline int srdma_compat_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
+					 struct ib_udata *udata)
+{
+	if (cqe > INT_MAX)
+		return -EINVAL;
+	return srdma_resize_cq(ibcq, cqe, udata);
+}
+#endif
+
+static const struct ib_device_ops srdma_compat_ops __maybe_unused = {
+	.create_cq = srdma_compat_create_cq,
+	.reg_user_mr = srdma_compat_reg_user_mr,
+#ifdef SRDMA_HAVE_RESIZE_USER_CQ
+	.resize_user_cq = srdma_compat_resize_cq,
+#else
+	.resize_cq = srdma_resize_cq,
+#endif
+};
+
+#endif /* SRDMA_COMPAT_H */
