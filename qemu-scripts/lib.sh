@@ -5,9 +5,12 @@
 # mkinitrd.sh, vm-run.sh and vm-pair.sh; never executed directly.
 #
 # Guest layout (see init and guest-init): the guest mounts the whole host
-# root read-only over 9p and puts a tmpfs overlay on top, so every host
-# path (repo, /usr, /lib/modules) is visible at the same absolute path and
-# writable in RAM.  A second, writable 9p share ("vmout") is the host
+# root (or VM_ROOTFS) read-only over 9p and puts a tmpfs overlay on top, so
+# every host path (/usr, /lib/modules) is visible at the same absolute path
+# and writable in RAM.  The repository comes on a share of its own, put at
+# its own path the same way: it is then there whatever the root and
+# wherever the clone is (a clone under /tmp too, which the guest's tmpfs
+# /tmp would hide).  A second, writable 9p share ("vmout") is the host
 # output directory; the guest sees it at $VM_GUEST_OUT.  The command to
 # run is a script written into that share, so no quoting ever has to
 # survive the kernel command line.
@@ -42,6 +45,13 @@ vm_die() {
 # installed one (its boot/vmlinuz-<ver> and lib/modules/<ver>, e.g. the
 # debug kernel of debug-kernel.sh); guest-init links its modules in.
 VM_KROOT=${VM_KROOT:+$(cd "$VM_KROOT" && pwd)}
+
+# VM_ROOTFS: the guest's root is that release root filesystem (rootfs.sh)
+# instead of the host's, and boots its kernel (its modules are in place).
+VM_ROOTFS=${VM_ROOTFS:+$(cd "$VM_ROOTFS" && pwd)}
+if [ -n "$VM_ROOTFS" ]; then
+	VM_KROOT=$VM_ROOTFS
+fi
 
 # Kernel the guest boots: $KVER if set, else the newest /lib/modules/<ver>
 # that has a matching /boot/vmlinuz-<ver> (the host kernel itself may have
@@ -157,7 +167,9 @@ vm_write_job() {
 		vm_export VM_KVER "$kver"
 		vm_export VM_SCRIPTS "$VM_SCRIPT_DIR"
 		vm_export VM_CWD "$PWD"
-		[ -z "${VM_KROOT:-}" ] || vm_export VM_KROOT "$VM_KROOT"
+		vm_export VM_REPO "$VM_REPO_DIR"
+		[ -n "${VM_ROOTFS:-}" ] || [ -z "${VM_KROOT:-}" ] ||
+			vm_export VM_KROOT "$VM_KROOT"
 		for kv in "$@"; do
 			vm_export "${kv%%=*}" "${kv#*=}"
 		done
@@ -180,7 +192,8 @@ vm_qemu_args() {
 		-nic none  # never a user-mode (slirp) NIC; vm-pair adds its link
 		-kernel "$kernel" -initrd "$initrd"
 		-append "console=ttyS0 panic=-1 quiet ${VM_APPEND:-}"
-		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=${VM_ROOTFS:-/},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$VM_REPO_DIR,mount_tag=repo,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none,multidevs=remap")
 	# TCG: a CPU with the instructions kernels use when they exist
 	# (PCLMULQDQ for CRC-32, SSE4.2, ...), unless VM_CPU says otherwise.
