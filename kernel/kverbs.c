@@ -105,14 +105,27 @@ static int srdma_kwqe_send(struct srdma_qp *qp, const struct ib_send_wr *wr,
 }
 
 /*
+ * May the requester run in the poster's context? It takes spinlocks and
+ * enables bottom halves: not in hard IRQ nor with interrupts off. On
+ * PREEMPT_RT a spinlock_t sleeps and spin_lock_irqsave() leaves
+ * interrupts on, so there the poster must be preemptible instead (no raw
+ * spinlock held, no preempt_disable()).
+ */
+static bool srdma_kick_inline_ok(void)
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		return preemptible();
+	return !irqs_disabled() && !in_hardirq();
+}
+
+/*
  * The requester runs in the poster's context where it may (as it does on
  * a user doorbell), else from its work item, which also flushes work
  * posted in ERR.
  */
 static void srdma_kick(struct srdma_qp *qp)
 {
-	if (irqs_disabled() || in_hardirq() ||
-	    READ_ONCE(qp->state) == IB_QPS_ERR)
+	if (!srdma_kick_inline_ok() || READ_ONCE(qp->state) == IB_QPS_ERR)
 		queue_work(srdma_tx_wq, &qp->req_work);
 	else
 		srdma_req_run(qp);

@@ -48,6 +48,20 @@ echo "== VM harness self-check"
 check "a guest WARNING fails the VM run" \
 	eval '! qemu-scripts/vm-run.sh -t 120 -- sh -c "echo WARNING: harness self-check >/dev/kmsg" >/dev/null 2>&1'
 
+# A clone anywhere works: the guest's tmpfs /tmp must not hide one there.
+clone_under_tmp() {
+	local d rc
+
+	d=$(mktemp -d /tmp/softrdma-clone.XXXXXX) &&
+		git clone -q --depth 1 "file://$TOP" "$d/softrdma" || return
+	(cd "$d/softrdma" && qemu-scripts/vm-run.sh -t 120 -- \
+		sh -c 'test -x selftests/run.sh && test "$PWD" = "$VM_REPO"') >/dev/null 2>&1
+	rc=$?
+	rm -rf "$d"
+	return $rc
+}
+check "a clone under /tmp runs in the VM" clone_under_tmp
+
 echo "== selftests (VM)"
 outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX" 2>/dev/null) ||
 	{ mkdir -p "$TOP/build/vm" && outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX"); }
@@ -91,7 +105,19 @@ if [ $vm_rc -ne 0 ] && [ "$failed" -eq 0 ]; then
 	echo "not ok - VM run failed (exit $vm_rc): see $outdir"
 	failed=1
 fi
+summary="bookworm ($KVER, rdma-core $(pkg-config --modversion libibverbs 2>/dev/null | cut -d. -f3)): $passed passed, $failed failed, $skipped skipped in $(($(date +%s) - start)) s"
 
+# The other Debian releases: a core subset each (check-release.sh).
+for rel in ${RELEASES-trixie sid}; do
+	echo "== release $rel"
+	rstart=$(date +%s)
+	selftests/check-release.sh "$rel" | tee "$outdir/release-$rel.log"
+	line=$(tail -n 1 "$outdir/release-$rel.log")
+	add_counts "$line"
+	summary+=$'\n'"$rel: ${line:-no result} in $(($(date +%s) - rstart)) s"
+done
+
+echo "$summary"
 echo "# make check took $(($(date +%s) - start)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

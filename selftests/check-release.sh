@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-release.sh RELEASE: softrdma as a user of Debian RELEASE (trixie,
+# sid, ...) gets it. In that release's root filesystem (rootfs.sh), with
+# its compiler, kernel headers and libibverbs: the module builds with no
+# warning, and the provider builds for its rdma-core. Then the test VM
+# boots that release's kernel with that rootfs as its root and runs the
+# core selftests (RELEASE_TESTS: bring-up, namespaces, objects, RC/UD/UC
+# integrity, perftest, rdma_cm, and rdma-core's own pyverbs suite beside
+# rdma_rxe), and two VMs run the tools between that kernel's rdma_rxe and
+# softrdma. Prints "N passed, N failed, N skipped" last; output in
+# build/release/RELEASE/.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+rel=${1:?usage: check-release.sh RELEASE}
+RELEASE_TESTS=${RELEASE_TESTS:-"link.sh netns.sh verbs.sh objects.sh integrity.sh tools.sh transports.sh cm.sh provider.sh pyverbs.sh"}
+out=$TOP/build/release/$rel
+passed=0 failed=0 skipped=0
+
+# step NAME CMD...: a one-test step.
+step() {
+	local name=$1
+	shift
+	if "$@"; then
+		echo "ok - $rel: $name"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $rel: $name"
+		failed=$((failed + 1))
+	fi
+}
+
+# counts FILE: add a "P F S" counts file; a missing one is a failure.
+counts() {
+	local p f s
+	if read -r p f s 2>/dev/null <"$1"; then
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	else
+		echo "not ok - $rel: no results in $1"
+		failed=$((failed + 1))
+	fi
+}
+
+finish() {
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# build_clean LOG CMD...: CMD succeeds and prints no compiler warning.
+build_clean() {
+	local log=$1
+	shift
+	"$@" >"$log" 2>&1 || { tail -n 20 "$log"; return 1; }
+	! grep -E 'warning:|error:' "$log"
+}
+
+rm -rf "$out"
+mkdir -p "$out"
+root=$(qemu-scripts/rootfs.sh "$rel")
+step "root filesystem (rootfs.sh)" test -n "$root" || finish
+kver=$(ls -1 "$root/lib/modules" | sort -V | tail -n 1)
+sed -n 's/^\(linux-image-[0-9][^ ]*\|libibverbs1\|gcc\|perftest\) /# \1 /p' \
+	"$root/MANIFEST"
+
+step "module builds for $kver with W=1 and no warning" \
+	build_clean "$out/module.log" qemu-scripts/rootfs-run.sh "$root" \
+	make -s module KVER="$kver" || finish
+ko=$TOP/build/module/$kver/softrdma.ko
+step "provider builds for its rdma-core with no warning" \
+	build_clean "$out/provider.log" qemu-scripts/rootfs-run.sh "$root" \
+	make -C provider O="$out/provider" || finish
+lib=$(ls "$out"/provider/libsoftrdma-rdmav*.so 2>/dev/null)
+echo "# provider: ${lib##*/}"
+step "module index staged" env VM_KROOT="$root" SRDMA_KO="$ko" \
+	qemu-scripts/stage-modules.sh "$kver" "$out/modroot" || finish
+
+vm_env="SRDMA_KO SRDMA_MODROOT SRDMA_PROVIDER"
+export VM_ROOTFS=$root SRDMA_KO=$ko SRDMA_MODROOT=$out/modroot \
+	SRDMA_PROVIDER=$out/provider/libsoftrdma
+
+echo "== $rel: selftests (VM, $kver)"
+VM_ENV=$vm_env qemu-scripts/vm-run.sh -t "${RELEASE_VM_TIMEOUT:-1500}" \
+	-o "$out/vm" -- selftests/run.sh $RELEASE_TESTS
+vm_rc=$?
+counts "$out/vm/counts"
+
+echo "== $rel: rdma_rxe <-> softrdma (VM pair, $kver)"
+PAIR_TESTS="pair_tools.sh pair_integrity.sh"
+PAIR_A=rxe VM_ENV="$vm_env PAIR_A" qemu-scripts/vm-pair.sh -t 900 \
+	-o "$out/rxe-interop" -- \
+	"selftests/run.sh $PAIR_TESTS" ::: "selftests/run.sh $PAIR_TESTS"
+pair_rc=$?
+counts "$out/rxe-interop/a/counts"
+counts "$out/rxe-interop/b/counts"
+
+# A clean count with a failed VM run is a splat or a crash.
+if { [ $vm_rc -ne 0 ] || [ $pair_rc -ne 0 ]; } && [ "$failed" -eq 0 ]; then
+	echo "not ok - $rel: VM run failed: see $out"
+	failed=1
+fi
+finish
