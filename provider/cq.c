@@ -37,8 +37,8 @@ static struct srdma_cq *srdma_cq_create(struct ibv_context *ibctx,
 		return NULL;
 
 	/* The kernel checks cqe and comp_vector: EINVAL. */
-	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
-				   &resp.core, sizeof(resp), 0);
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, IF_PABI65(NULL,) &cq->vcq,
+				   &cmd, sizeof(cmd), &resp.core, sizeof(resp), 0);
 	if (ret)
 		goto err_free;
 
