@@ -7,17 +7,26 @@
 
 #include "softrdma.h"
 
-struct srdma_create_ah_resp {
+/*
+ * Our driver data right behind the core response. The core struct ends in
+ * a flexible array, which no member may follow, so the driver data goes
+ * over it in a union (same layout as core followed by drv).
+ */
+union srdma_create_ah_resp {
 	struct ib_uverbs_create_ah_resp core;
-	struct softrdma_create_ah_resp drv;
+	struct {
+		__u8 core_space[sizeof(struct ib_uverbs_create_ah_resp)];
+		struct softrdma_create_ah_resp drv;
+	};
 };
 
-_Static_assert(offsetof(struct srdma_create_ah_resp, drv) ==
-	       sizeof(struct ib_uverbs_create_ah_resp), "driver data offset");
+_Static_assert(offsetof(union srdma_create_ah_resp, drv) ==
+	       sizeof(struct ib_uverbs_create_ah_resp), "create_ah resp");
+_Static_assert(sizeof(union srdma_create_ah_resp) == 12, "create_ah resp");
 
 struct ibv_ah *srdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	struct srdma_create_ah_resp resp = {};
+	union srdma_create_ah_resp resp = {};
 	struct srdma_ah *ah;
 
 	ah = calloc(1, sizeof(*ah));

@@ -78,7 +78,7 @@ struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
 		return NULL;
 
 	if (ibv_cmd_get_context(&sctx->vctx, &cmd, sizeof(cmd),
-				&resp, sizeof(resp)))
+				IF_PABI65(NULL,) &resp, sizeof(resp)))
 		goto err_uninit;
 
 	verbs_set_ops(&sctx->vctx, &srdma_context_ops);

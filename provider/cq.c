@@ -37,8 +37,8 @@ static struct srdma_cq *srdma_cq_create(struct ibv_context *ibctx,
 		return NULL;
 
 	/* The kernel checks cqe and comp_vector: EINVAL. */
-	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
-				   &resp.core, sizeof(resp), 0);
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, IF_PABI65(NULL,) &cq->vcq,
+				   &cmd, sizeof(cmd), &resp.core, sizeof(resp), 0);
 	if (ret)
 		goto err_free;
 
@@ -72,13 +72,18 @@ struct ibv_cq *srdma_create_cq(struct ibv_context *ibctx, int cqe,
 	return cq ? &cq->vcq.cq : NULL;
 }
 
-struct srdma_resize_cq_resp {
+/* Our driver data right behind the core response, as in ah.c. */
+union srdma_resize_cq_resp {
 	struct ib_uverbs_resize_cq_resp core;
-	struct softrdma_resize_cq_resp drv;
+	struct {
+		__u8 core_space[sizeof(struct ib_uverbs_resize_cq_resp)];
+		struct softrdma_resize_cq_resp drv;
+	};
 };
 
-_Static_assert(offsetof(struct srdma_resize_cq_resp, drv) ==
+_Static_assert(offsetof(union srdma_resize_cq_resp, drv) ==
 	       sizeof(struct ib_uverbs_resize_cq_resp), "resize_cq resp");
+_Static_assert(sizeof(union srdma_resize_cq_resp) == 32, "resize_cq resp");
 
 /*
  * The kernel moves the unpolled CQEs to a new ring; no poll may run
@@ -87,7 +92,7 @@ _Static_assert(offsetof(struct srdma_resize_cq_resp, drv) ==
 int srdma_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct srdma_cq *cq = to_scq(ibcq);
-	struct srdma_resize_cq_resp resp = {};
+	union srdma_resize_cq_resp resp = {};
 	struct ibv_resize_cq cmd;
 	int ret;
 

@@ -73,5 +73,5 @@ static const struct verbs_device_ops srdma_device_ops = {
 
 static void __attribute__((constructor)) srdma_register(void)
 {
-	verbs_register_driver_34(&srdma_device_ops);
+	verbs_register_driver(&srdma_device_ops);
 }

@@ -105,7 +105,7 @@ static struct srdma_qp *srdma_qp_create(struct ibv_context *ibctx,
 		return NULL;
 
 	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
-				    &resp.core, sizeof(resp));
+				    &resp.core, sizeof(resp) IF_PABI65(, NULL));
 	if (ret)
 		goto err_free;
 

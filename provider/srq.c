@@ -9,18 +9,22 @@
 
 #include "softrdma.h"
 
-/* Our driver data follows the core response with nothing in between. */
-struct srdma_create_srq_resp {
+/* Our driver data right behind the core response, as in ah.c. */
+union srdma_create_srq_resp {
 	struct ib_uverbs_create_srq_resp core;
-	struct softrdma_create_srq_resp drv;
+	struct {
+		__u8 core_space[sizeof(struct ib_uverbs_create_srq_resp)];
+		struct softrdma_create_srq_resp drv;
+	};
 };
 
-_Static_assert(offsetof(struct srdma_create_srq_resp, drv) ==
+_Static_assert(offsetof(union srdma_create_srq_resp, drv) ==
 	       sizeof(struct ib_uverbs_create_srq_resp), "create_srq resp");
+_Static_assert(sizeof(union srdma_create_srq_resp) == 40, "create_srq resp");
 
 /* Map the ring of a new SRQ; on failure the SRQ is destroyed. */
 static int srdma_srq_map(struct srdma_srq *srq, const struct ibv_srq_attr *attr,
-			 const struct srdma_create_srq_resp *resp)
+			 const union srdma_create_srq_resp *resp)
 {
 	int ret = EINVAL;
 
@@ -42,7 +46,7 @@ static int srdma_srq_map(struct srdma_srq *srq, const struct ibv_srq_attr *attr,
 struct ibv_srq *srdma_create_srq_ex(struct ibv_context *ibctx,
 				    struct ibv_srq_init_attr_ex *attr)
 {
-	struct srdma_create_srq_resp resp = {};
+	union srdma_create_srq_resp resp = {};
 	struct ibv_create_xsrq cmd = {};
 	struct srdma_srq *srq;
 	int ret;

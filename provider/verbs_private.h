@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The libibverbs provider interface (symbol version IBVERBS_PRIVATE_34), as
- * far as this provider uses it.
+ * The libibverbs provider interface (symbol version
+ * IBVERBS_PRIVATE_<IBVERBS_PABI>), as far as this provider uses it.
  *
  * rdma-core keeps this interface in a private header that distributions do
  * not install, so we state it here ourselves. The struct tags and field
- * names follow the interface so the code reads like any other provider; the
- * layouts are those of rdma-core v44 on LP64 and the _Static_asserts at the
- * end refuse to build if anything we rely on has moved.
+ * names follow the interface so the code reads like any other provider.
+ * abi_check.c refuses to build if anything we rely on has moved.
  *
  * Only declare what the provider calls: every ibv_cmd_* added here must be
- * in libibverbs' IBVERBS_PRIVATE_34 export list, or the provider fails to
+ * in libibverbs' IBVERBS_PRIVATE_<n> export list, or the provider fails to
  * dlopen (RTLD_NOW).
  */
 #ifndef SOFTRDMA_VERBS_PRIVATE_H
@@ -25,6 +24,24 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+
+/*
+ * The Makefile passes the private ABI generation libibverbs exports
+ * (IBVERBS_PABI) and the rdma-core release (IBVERBS_RELEASE). The
+ * generation alone does not pin the layout: rdma-core added verbs to
+ * verbs_context_ops within generation 34 (in v35 and v36) and 59 (in
+ * v62). So accept only the releases whose sources we checked:
+ *   34: rdma-core v36 to v56 (Debian 12: 44, Debian 13: 56)
+ *   65: rdma-core v65 (Debian sid), which added verbs and arguments.
+ * IF_PABI65(x) is x only for the latter.
+ */
+#if IBVERBS_PABI == 34 && IBVERBS_RELEASE >= 36 && IBVERBS_RELEASE <= 56
+#define IF_PABI65(...)
+#elif IBVERBS_PABI == 65 && IBVERBS_RELEASE == 65
+#define IF_PABI65(...) __VA_ARGS__
+#else
+#error "libibverbs private ABI not checked: see the comment above"
+#endif
 
 /* libibverbs' intrusive list linkage; we never walk these lists. */
 struct verbs_list_node {
@@ -77,6 +94,9 @@ struct verbs_sysfs_dev {
 };
 
 struct verbs_device;
+/* Only passed as NULL. */
+struct ibv_command_buffer;
+struct verbs_create_cq_prov_attr;
 
 /* Registered once per provider; tells libibverbs which devices are ours. */
 struct verbs_device_ops {
@@ -172,16 +192,22 @@ struct verbs_qp {
 };
 
 /*
- * Every verb a provider may implement, sorted by name. verbs_set_ops()
- * copies only the non-NULL slots, so whatever we leave NULL keeps
- * libibverbs' stub, which fails with EOPNOTSUPP.
+ * Every verb a provider may implement, sorted by name, so new verbs land
+ * in the middle. verbs_set_ops() copies only the non-NULL slots, so
+ * whatever we leave NULL keeps libibverbs' stub, which fails with
+ * EOPNOTSUPP.
  */
 struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 			 uint32_t flags, struct ibv_sge *sg_list,
 			 uint32_t num_sges);
+	IF_PABI65(void *(*alloc_buf)(struct ibv_pd *pd, size_t size,
+				     struct ibv_buf **buf);)
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
 				   struct ibv_alloc_dm_attr *attr);
+	IF_PABI65(struct ibv_dmah *(*alloc_dmah)(
+		struct ibv_context *context,
+		struct ibv_dmah_init_attr *attr);)
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
 	struct ibv_pd *(*alloc_parent_domain)(
@@ -203,6 +229,9 @@ struct verbs_context_ops {
 	void (*cq_event)(struct ibv_cq *cq);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,
 				    struct ibv_ah_attr *attr);
+	IF_PABI65(struct ibv_comp_cntr *(*create_comp_cntr)(
+		struct ibv_context *context,
+		struct ibv_comp_cntr_init_attr *attr);)
 	struct ibv_counters *(*create_counters)(
 		struct ibv_context *context,
 		struct ibv_counters_init_attr *init_attr);
@@ -230,11 +259,13 @@ struct verbs_context_ops {
 					 struct ibv_srq_init_attr_ex *attr);
 	struct ibv_wq *(*create_wq)(struct ibv_context *context,
 				    struct ibv_wq_init_attr *attr);
+	IF_PABI65(int (*dealloc_dmah)(struct ibv_dmah *dmah);)
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	int (*dealloc_td)(struct ibv_td *td);
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	int (*destroy_ah)(struct ibv_ah *ah);
+	IF_PABI65(int (*destroy_comp_cntr)(struct ibv_comp_cntr *comp_cntr);)
 	int (*destroy_counters)(struct ibv_counters *counters);
 	int (*destroy_cq)(struct ibv_cq *cq);
 	int (*destroy_flow)(struct ibv_flow *flow);
@@ -245,6 +276,8 @@ struct verbs_context_ops {
 	int (*destroy_wq)(struct ibv_wq *wq);
 	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid);
+	IF_PABI65(int (*dm_export_dmabuf_fd)(struct ibv_dm *dm);)
+	IF_PABI65(void (*free_buf)(struct ibv_buf *buf);)
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
@@ -253,6 +286,10 @@ struct verbs_context_ops {
 	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
 	struct ibv_pd *(*import_pd)(struct ibv_context *context,
 				    uint32_t pd_handle);
+	IF_PABI65(int (*inc_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				       uint64_t amount);)
+	IF_PABI65(int (*inc_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					   uint64_t amount);)
 	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
 				      struct ibv_flow_action_esp_attr *attr);
@@ -276,6 +313,12 @@ struct verbs_context_ops {
 			    struct ibv_ops_wr **bad_op);
 	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			     struct ibv_recv_wr **bad_wr);
+	IF_PABI65(int (*qp_attach_comp_cntr)(
+		struct ibv_qp *qp, struct ibv_comp_cntr *comp_cntr,
+		struct ibv_qp_attach_comp_cntr_attr *attr);)
+	IF_PABI65(int (*query_comp_cntr_caps)(struct ibv_context *context,
+					      struct ibv_comp_cntr_caps *caps,
+					      size_t caps_size);)
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -283,6 +326,8 @@ struct verbs_context_ops {
 	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
+	IF_PABI65(int (*query_port_speed)(struct ibv_context *context,
+					  uint32_t port_num, uint64_t *speed);)
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
@@ -290,9 +335,13 @@ struct verbs_context_ops {
 	int (*query_rt_values)(struct ibv_context *context,
 			       struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+	IF_PABI65(int (*read_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					uint64_t *value);)
 	int (*read_counters)(struct ibv_counters *counters,
 			     uint64_t *counters_value, uint32_t ncounters,
 			     uint32_t flags);
+	IF_PABI65(int (*read_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					    uint64_t *value);)
 	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
 				    uint64_t dm_offset, size_t length,
 				    unsigned int access);
@@ -301,11 +350,17 @@ struct verbs_context_ops {
 					int access);
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
+	IF_PABI65(struct ibv_mr *(*reg_mr_ex)(
+		struct ibv_pd *pd, struct ibv_mr_init_attr *mr_init_attr);)
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 			void *addr, size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	IF_PABI65(int (*set_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				       uint64_t value);)
 	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	IF_PABI65(int (*set_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					   uint64_t value);)
 	void (*unimport_dm)(struct ibv_dm *dm);
 	void (*unimport_mr)(struct ibv_mr *mr);
 	void (*unimport_pd)(struct ibv_pd *pd);
@@ -408,7 +463,10 @@ struct ibv_post_send {
 };
 
 /* Registration; the suffix pins the private ABI generation. */
-void verbs_register_driver_34(const struct verbs_device_ops *ops);
+#define VERBS_PASTE(a, b)		a##b
+#define VERBS_REGISTER_DRIVER(pabi)	VERBS_PASTE(verbs_register_driver_, pabi)
+#define verbs_register_driver		VERBS_REGISTER_DRIVER(IBVERBS_PABI)
+void verbs_register_driver(const struct verbs_device_ops *ops);
 
 /*
  * Allocates alloc_size zeroed bytes and initialises the verbs_context found
@@ -430,8 +488,10 @@ int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 			      const char *fnfmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* fd_arr: files to hand the kernel with the context; NULL for none. */
 int ibv_cmd_get_context(struct verbs_context *context,
 			struct ibv_get_context *cmd, size_t cmd_size,
+			IF_PABI65(struct ibv_fd_arr *fd_arr,)
 			struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size);
 int ibv_cmd_query_device_any(struct ibv_context *context,
@@ -477,10 +537,12 @@ int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 /*
  * cq_attr's comp_mask may hold FLAGS and PD (else EOPNOTSUPP); of the
  * flags, and of wc_flags, only IGNORE_OVERRUN and the timestamps reach
- * the kernel. cmd_flags: 0 here.
+ * the kernel. cmd_flags: 0 here. prov_attr: a CQ buffer of the provider's
+ * (with CREATE_CQ_CMD_FLAGS_WITH_MEM_*); NULL, ours is the kernel's.
  */
 int ibv_cmd_create_cq_ex(struct ibv_context *context,
 			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 IF_PABI65(struct verbs_create_cq_prov_attr *prov_attr,)
 			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
 			 size_t cmd_size,
 			 struct ib_uverbs_ex_create_cq_resp *resp,
@@ -497,12 +559,14 @@ int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
  * MAX_TSO_HEADER, IND_TABLE, RX_HASH and SEND_OPS_FLAGS (else EINVAL); the
  * last is ours alone to act on. Writes the granted capabilities back to
  * attr->cap and sets the verbs_qp's comp_mask to 0 (or VERBS_QP_XRCD).
+ * driver: more ioctl attributes; NULL, we have none.
  */
 int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
 			  struct ibv_qp_init_attr_ex *attr_ex,
 			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
 			  struct ib_uverbs_ex_create_qp_resp *resp,
-			  size_t resp_size);
+			  size_t resp_size
+			  IF_PABI65(, struct ibv_command_buffer *driver));
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
@@ -539,108 +603,5 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,
 		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah *ah);
-
-/* Layout proof (rdma-core v44, x86-64). */
-#define VERBS_ASSERT_SIZE(type, size) \
-	_Static_assert(sizeof(type) == (size), "size of " #type)
-#define VERBS_ASSERT_OFF(type, member, off) \
-	_Static_assert(offsetof(type, member) == (off), #type "." #member)
-/* Slot n of verbs_context_ops, counted from 0 in the sorted list. */
-#define VERBS_ASSERT_OP(member, n) \
-	VERBS_ASSERT_OFF(struct verbs_context_ops, member, (n) * sizeof(void *))
-
-VERBS_ASSERT_SIZE(struct verbs_match_ent, 24);
-VERBS_ASSERT_OFF(struct verbs_match_ent, u, 8);
-VERBS_ASSERT_OFF(struct verbs_match_ent, kind, 20);
-
-VERBS_ASSERT_SIZE(struct verbs_sysfs_dev, 992);
-VERBS_ASSERT_OFF(struct verbs_sysfs_dev, ibdev_name, 112);
-VERBS_ASSERT_OFF(struct verbs_sysfs_dev, ibdev_path, 176);
-VERBS_ASSERT_OFF(struct verbs_sysfs_dev, driver_id, 952);
-VERBS_ASSERT_OFF(struct verbs_sysfs_dev, abi_ver, 968);
-
-VERBS_ASSERT_SIZE(struct verbs_device_ops, 72);
-VERBS_ASSERT_OFF(struct verbs_device_ops, match_device, 32);
-VERBS_ASSERT_OFF(struct verbs_device_ops, alloc_context, 40);
-VERBS_ASSERT_OFF(struct verbs_device_ops, alloc_device, 56);
-VERBS_ASSERT_OFF(struct verbs_device_ops, uninit_device, 64);
-
-VERBS_ASSERT_SIZE(struct ibv_device, 664);
-VERBS_ASSERT_SIZE(struct verbs_device, 712);
-VERBS_ASSERT_OFF(struct verbs_device, ops, 664);
-VERBS_ASSERT_OFF(struct verbs_device, sysfs, 696);
-
-VERBS_ASSERT_SIZE(struct verbs_context_ops, 76 * sizeof(void *));
-VERBS_ASSERT_OP(advise_mr, 0);
-VERBS_ASSERT_OP(alloc_mw, 2);
-VERBS_ASSERT_OP(alloc_parent_domain, 4);
-VERBS_ASSERT_OP(alloc_pd, 5);
-VERBS_ASSERT_OP(attach_mcast, 9);
-VERBS_ASSERT_OP(bind_mw, 10);
-VERBS_ASSERT_OP(create_ah, 13);
-VERBS_ASSERT_OP(create_cq, 15);
-VERBS_ASSERT_OP(create_cq_ex, 16);
-VERBS_ASSERT_OP(create_qp, 19);
-VERBS_ASSERT_OP(create_qp_ex, 20);
-VERBS_ASSERT_OP(create_srq, 22);
-VERBS_ASSERT_OP(create_srq_ex, 23);
-VERBS_ASSERT_OP(close_xrcd, 11);
-VERBS_ASSERT_OP(dealloc_mw, 25);
-VERBS_ASSERT_OP(dealloc_pd, 26);
-VERBS_ASSERT_OP(dereg_mr, 28);
-VERBS_ASSERT_OP(destroy_ah, 29);
-VERBS_ASSERT_OP(destroy_cq, 31);
-VERBS_ASSERT_OP(destroy_qp, 34);
-VERBS_ASSERT_OP(destroy_srq, 36);
-VERBS_ASSERT_OP(detach_mcast, 38);
-VERBS_ASSERT_OP(free_context, 39);
-VERBS_ASSERT_OP(get_srq_num, 41);
-VERBS_ASSERT_OP(modify_qp, 47);
-VERBS_ASSERT_OP(modify_srq, 49);
-VERBS_ASSERT_OP(open_xrcd, 52);
-VERBS_ASSERT_OP(poll_cq, 53);
-VERBS_ASSERT_OP(post_recv, 54);
-VERBS_ASSERT_OP(post_send, 55);
-VERBS_ASSERT_OP(post_srq_recv, 57);
-VERBS_ASSERT_OP(query_device_ex, 58);
-VERBS_ASSERT_OP(query_port, 60);
-VERBS_ASSERT_OP(query_qp, 61);
-VERBS_ASSERT_OP(query_srq, 64);
-VERBS_ASSERT_OP(reg_mr, 68);
-VERBS_ASSERT_OP(req_notify_cq, 69);
-VERBS_ASSERT_OP(rereg_mr, 70);
-VERBS_ASSERT_OP(resize_cq, 71);
-VERBS_ASSERT_OP(unimport_pd, 75);
-
-VERBS_ASSERT_SIZE(struct verbs_mr, 56);
-VERBS_ASSERT_OFF(struct verbs_mr, mr_type, 48);
-VERBS_ASSERT_OFF(struct verbs_mr, access, 52);
-VERBS_ASSERT_SIZE(struct verbs_cq, 288);
-VERBS_ASSERT_SIZE(struct verbs_qp, 368);
-VERBS_ASSERT_OFF(struct verbs_qp, comp_mask, 352);
-VERBS_ASSERT_OFF(struct verbs_qp, xrcd, 360);
-VERBS_ASSERT_SIZE(struct verbs_xrcd, 16);
-VERBS_ASSERT_OFF(struct verbs_xrcd, handle, 12);
-VERBS_ASSERT_SIZE(struct verbs_srq, 160);
-VERBS_ASSERT_OFF(struct verbs_srq, srq_num, 152);
-
-/* From the public header, but the context allocation depends on it. */
-VERBS_ASSERT_SIZE(struct verbs_context, 648);
-VERBS_ASSERT_OFF(struct verbs_context, context, 320);
-
-VERBS_ASSERT_SIZE(struct ibv_get_context, 16);
-VERBS_ASSERT_SIZE(struct ibv_query_port, 24);
-VERBS_ASSERT_SIZE(struct ibv_alloc_pd, 16);
-VERBS_ASSERT_SIZE(struct ibv_reg_mr, 48);
-VERBS_ASSERT_SIZE(struct ex_hdr, 24);
-VERBS_ASSERT_SIZE(struct ibv_create_cq_ex, 56);
-VERBS_ASSERT_OFF(struct ibv_create_cq_ex, core, 24);
-VERBS_ASSERT_SIZE(struct ibv_create_qp_ex, 88);
-VERBS_ASSERT_OFF(struct ibv_create_qp_ex, core, 24);
-VERBS_ASSERT_SIZE(struct ibv_modify_qp, 120);
-VERBS_ASSERT_SIZE(struct ibv_query_qp, 24);
-VERBS_ASSERT_SIZE(struct ibv_post_send, 32);
-VERBS_ASSERT_SIZE(struct ibv_create_xsrq, 56);
-VERBS_ASSERT_SIZE(struct ibv_open_xrcd, 24);
 
 #endif /* SOFTRDMA_VERBS_PRIVATE_H */
