@@ -13,12 +13,43 @@
 #   make pyverbs  rdma-core's pyverbs suite over softrdma and rdma_rxe in
 #                 one VM; logs in build/pyverbs/
 #   make install  install module and provider on this machine
+#                 [DESTDIR=...] [INSTALL_MOD_PATH=...]
+#   make uninstall  remove what make install put there
+#   make deb      softrdma-dkms and ibverbs-provider-softrdma .debs in
+#                 build/deb/
+#   make print-ko print the path of the module built for KVER
 #
-# KVER/KDIR select the kernel: the newest in /lib/modules by default.
+# KVER/KDIR select the kernel. Default: the one Debian's linux-headers-<arch>
+# metapackage depends on, else the running kernel if its headers are
+# installed, else the newest in /lib/modules. The module is built in
+# build/module/$(KVER)/ (a tree of symlinks to the sources), so builds for
+# several kernels live side by side; ./softrdma.ko links to the last one.
 
-KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | sort -V | tail -n 1)
+ifeq ($(origin KVER),undefined)
+KVER_META := linux-headers-$(shell dpkg --print-architecture 2>/dev/null)
+KVER := $(shell dpkg-query -W -f='$${db:Status-Abbrev} $${Depends}\n' \
+	$(KVER_META) 2>/dev/null | \
+	sed -n 's/^ii  *linux-headers-\([^ ,]*\).*/\1/p' | head -n 1)
+KVER_FROM := $(KVER_META)
+ifeq ($(wildcard /lib/modules/$(KVER)/build),)
+KVER := $(shell uname -r)
+KVER_FROM := the running kernel
+ifeq ($(wildcard /lib/modules/$(KVER)/build),)
+KVER := $(shell ls -1 /lib/modules 2>/dev/null | sort -V | tail -n 1)
+KVER_FROM := the newest in /lib/modules
+endif
+endif
+else
+KVER_FROM := $(origin KVER)
+endif
 KDIR ?= /lib/modules/$(KVER)/build
 export KVER
+
+# The module's own build tree and the module built there.
+MODDIR := $(CURDIR)/build/module/$(KVER)
+KO := $(MODDIR)/softrdma.ko
+# What kbuild needs to build the module (also what the DKMS package ships).
+MOD_SRCS = Kbuild $(shell find kernel uapi -type f -name '*.[ch]' | sort)
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
@@ -27,13 +58,29 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	nvme-cli fio qperf ucx-utils \
 	perftest python3-pyverbs gnuplot-nox tshark
 
-.PHONY: all module provider selftests deps demo check check-debug bench pyverbs unit install clean
+.PHONY: all module print-ko provider selftests deps demo check check-debug bench pyverbs unit install \
+	uninstall deb clean
 
 all: module provider selftests
 
+# The symlink tree: kbuild writes its objects next to the sources it is
+# given, so it gets links, per file, in build/module/$(KVER)/; links to
+# files that are gone are removed.
 module:
+	@echo "softrdma: kernel $(KVER) ($(KVER_FROM)), module $(KO)"
 	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)': run 'make deps'"; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	@mkdir -p $(MODDIR)
+	@for f in $(MOD_SRCS); do \
+		[ -L $(MODDIR)/$$f ] && continue; \
+		mkdir -p $(MODDIR)/$$(dirname $$f) && \
+		ln -sfr $$f $(MODDIR)/$$f || exit; \
+	done; \
+	find $(MODDIR) -xtype l -delete
+	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 modules
+	ln -sfn build/module/$(KVER)/softrdma.ko softrdma.ko
+
+print-ko:
+	@echo $(KO)
 
 provider:
 	$(MAKE) -C provider
@@ -80,12 +127,15 @@ check-debug: all
 # For a real machine: the module under /lib/modules/$(KVER)/updates and
 # the provider where libibverbs looks for it.
 install: module provider
-	$(SUDO) $(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
+	$(SUDO) $(MAKE) -C $(KDIR) M=$(MODDIR) INSTALL_MOD_DIR=updates modules_install
 	$(SUDO) depmod -a $(KVER)
 	$(SUDO) $(MAKE) -C provider install
 
+# Also what in-tree module builds (before build/module/) left behind.
 clean:
-	$(if $(wildcard $(KDIR)),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)
+	rm -f softrdma.ko softrdma.o softrdma.mod softrdma.mod.c softrdma.mod.o \
+		.softrdma.* Module.symvers modules.order
+	find kernel \( -name '*.o' -o -name '.*.cmd' \) -delete
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C selftests/unit clean
