@@ -124,12 +124,34 @@ check: all
 check-debug: all
 	selftests/check-debug.sh
 
-# For a real machine: the module under /lib/modules/$(KVER)/updates and
-# the provider where libibverbs looks for it.
+# For a real machine: the module under /lib/modules/$(KVER)/updates
+# (stripped) and the provider where libibverbs looks for it. DESTDIR
+# prefixes every path, INSTALL_MOD_PATH (default $(DESTDIR)) the module's;
+# depmod runs only for an install into the live system.
+INSTALL_MOD_PATH ?= $(DESTDIR)
+# Both as absolute paths: the installs run in other directories.
+override DESTDIR := $(if $(DESTDIR),$(abspath $(DESTDIR)))
+override INSTALL_MOD_PATH := $(if $(INSTALL_MOD_PATH),$(abspath $(INSTALL_MOD_PATH)))
+MOD_DEST := $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates
+MSUDO := $(if $(INSTALL_MOD_PATH),,$(SUDO))
+PSUDO := $(if $(DESTDIR),,$(SUDO))
+LIVE_DEPMOD := $(if $(INSTALL_MOD_PATH),,$(MSUDO) depmod -a $(KVER))
+# Kbuild signs with the kernel's own key, which a distribution's headers do
+# not have (README.rst: signing for Secure Boot).
+NO_SIGN := $(if $(wildcard $(KDIR)/certs/signing_key.x509),,CONFIG_MODULE_SIG_ALL=)
+
 install: module provider
-	$(SUDO) $(MAKE) -C $(KDIR) M=$(MODDIR) INSTALL_MOD_DIR=updates modules_install
-	$(SUDO) depmod -a $(KVER)
-	$(SUDO) $(MAKE) -C provider install
+	$(MSUDO) $(MAKE) -C $(KDIR) M=$(MODDIR) INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
+		INSTALL_MOD_DIR=updates INSTALL_MOD_STRIP=1 DEPMOD=true $(NO_SIGN) \
+		modules_install
+	$(LIVE_DEPMOD)
+	$(PSUDO) $(MAKE) -C provider install DESTDIR=$(DESTDIR)
+
+uninstall:
+	$(MSUDO) rm -f $(addprefix $(MOD_DEST)/softrdma.ko,'' .gz .xz .zst)
+	$(MSUDO) sh -c '! [ -d $(MOD_DEST) ] || rmdir --ignore-fail-on-non-empty $(MOD_DEST)'
+	$(LIVE_DEPMOD)
+	$(PSUDO) $(MAKE) -C provider uninstall DESTDIR=$(DESTDIR)
 
 # Also what in-tree module builds (before build/module/) left behind.
 clean:
