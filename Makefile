@@ -15,9 +15,8 @@
 #   make install  install module and provider on this machine
 #                 [DESTDIR=...] [INSTALL_MOD_PATH=...]
 #   make uninstall  remove what make install put there
-#   make deb      softrdma-dkms and ibverbs-provider-softrdma .debs in
-#                 build/deb/
 #   make print-ko print the path of the module built for KVER
+#   make dkms-src the DKMS source tree in build/dkms/softrdma-<version>/
 #
 # KVER/KDIR select the kernel. Default: the one Debian's linux-headers-<arch>
 # metapackage depends on, else the running kernel if its headers are
@@ -48,8 +47,12 @@ export KVER
 # The module's own build tree and the module built there.
 MODDIR := $(CURDIR)/build/module/$(KVER)
 KO := $(MODDIR)/softrdma.ko
-# What kbuild needs to build the module (also what the DKMS package ships).
-MOD_SRCS = Kbuild $(shell find kernel uapi -type f -name '*.[ch]' | sort)
+# What kbuild needs to build the module (also what the DKMS package ships);
+# *_host.c are for host builds of the protocol code (selftests/unit).
+MOD_SRCS = Kbuild $(shell find kernel uapi -type f -name '*.[ch]' ! -name '*_host.c' | sort)
+
+# The version, for DKMS and the packages: debian/changelog's.
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
@@ -58,8 +61,8 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	nvme-cli fio qperf ucx-utils \
 	perftest python3-pyverbs gnuplot-nox tshark
 
-.PHONY: all module print-ko provider selftests deps demo check check-debug bench pyverbs unit install \
-	uninstall deb clean
+.PHONY: all module print-ko dkms-src provider selftests deps demo check check-debug bench pyverbs unit install \
+	uninstall clean
 
 all: module provider selftests
 
@@ -81,6 +84,15 @@ module:
 
 print-ko:
 	@echo $(KO)
+
+# The source tree DKMS builds the module from (/usr/src/softrdma-<version>/
+# when installed): only what kbuild needs, and dkms.conf with the version.
+DKMS_SRC ?= build/dkms/softrdma-$(VERSION)
+dkms-src:
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)
+	cp --parents $(MOD_SRCS) $(DKMS_SRC)/
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 
 provider:
 	$(MAKE) -C provider
