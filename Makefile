@@ -15,6 +15,8 @@
 #   make install  install module and provider on this machine
 #                 [DESTDIR=...] [INSTALL_MOD_PATH=...]
 #   make uninstall  remove what make install put there
+#   make deb      softrdma-dkms and ibverbs-provider-softrdma .debs in
+#                 build/deb/
 #   make print-ko print the path of the module built for KVER
 #   make dkms-src the DKMS source tree in build/dkms/softrdma-<version>/
 #
@@ -59,10 +61,11 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	busybox-static kmod iproute2 binutils gcc make clang pkg-config \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
 	nvme-cli fio qperf ucx-utils \
-	perftest python3-pyverbs gnuplot-nox tshark
+	perftest python3-pyverbs gnuplot-nox tshark \
+	dpkg-dev debhelper dh-dkms
 
 .PHONY: all module print-ko dkms-src provider selftests deps demo check check-debug bench pyverbs unit install \
-	uninstall clean
+	uninstall deb clean
 
 all: module provider selftests
 
@@ -164,6 +167,20 @@ uninstall:
 	$(MSUDO) sh -c '! [ -d $(MOD_DEST) ] || rmdir --ignore-fail-on-non-empty $(MOD_DEST)'
 	$(LIVE_DEPMOD)
 	$(PSUDO) $(MAKE) -C provider uninstall DESTDIR=$(DESTDIR)
+
+# The .debs (debian/): built in a copy of the files they are made from,
+# build/deb/src/softrdma-<version>/, since dpkg-buildpackage writes them
+# next to the source tree; they end up in build/deb/.
+DEB_SRC := Makefile Kbuild dkms.conf README.rst kernel uapi provider debian
+deb:
+	rm -rf build/deb
+	mkdir -p build/deb/src/softrdma-$(VERSION)
+	cp -a $(DEB_SRC) build/deb/src/softrdma-$(VERSION)/
+	$(MAKE) -C build/deb/src/softrdma-$(VERSION)/provider clean
+	cd build/deb/src/softrdma-$(VERSION) && dpkg-buildpackage -b -us -uc
+	find build/deb/src -maxdepth 1 -type f -exec mv -t build/deb/ {} +
+	rm -rf build/deb/src
+	ls -l build/deb/
 
 # Also what in-tree module builds (before build/module/) left behind.
 clean:
