@@ -18,6 +18,7 @@
 #   make deb      softrdma-dkms and ibverbs-provider-softrdma .debs in
 #                 build/deb/
 #   make print-ko print the path of the module built for KVER
+#   make print-kver  print KVER (the default: see below)
 #   make dkms-src the DKMS source tree in build/dkms/softrdma-<version>/
 #
 # KVER/KDIR select the kernel. Default: the one Debian's linux-headers-<arch>
@@ -64,7 +65,7 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	perftest python3-pyverbs gnuplot-nox tshark \
 	dpkg-dev debhelper dh-dkms
 
-.PHONY: all module print-ko dkms-src provider selftests deps demo check check-debug bench pyverbs unit install \
+.PHONY: all module print-ko print-kver dkms-src provider selftests deps demo check check-debug bench pyverbs unit install \
 	uninstall deb clean
 
 all: module provider selftests
@@ -87,6 +88,9 @@ module:
 
 print-ko:
 	@echo $(KO)
+
+print-kver:
+	@echo $(KVER)
 
 # The source tree DKMS builds the module from (/usr/src/softrdma-<version>/
 # when installed): only what kbuild needs, and dkms.conf with the version.
