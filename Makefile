@@ -13,27 +13,93 @@
 #   make pyverbs  rdma-core's pyverbs suite over softrdma and rdma_rxe in
 #                 one VM; logs in build/pyverbs/
 #   make install  install module and provider on this machine
+#                 [DESTDIR=...] [INSTALL_MOD_PATH=...]
+#   make uninstall  remove what make install put there
+#   make deb      softrdma-dkms and ibverbs-provider-softrdma .debs in
+#                 build/deb/
+#   make print-ko print the path of the module built for KVER
+#   make print-kver  print KVER (the default: see below)
+#   make dkms-src the DKMS source tree in build/dkms/softrdma-<version>/
 #
-# KVER/KDIR select the kernel: the newest in /lib/modules by default.
+# KVER/KDIR select the kernel. Default: the one Debian's linux-headers-<arch>
+# metapackage depends on, else the running kernel if its headers are
+# installed, else the newest in /lib/modules. The module is built in
+# build/module/$(KVER)/ (a tree of symlinks to the sources), so builds for
+# several kernels live side by side; ./softrdma.ko links to the last one.
 
-KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | sort -V | tail -n 1)
+ifeq ($(origin KVER),undefined)
+KVER_META := linux-headers-$(shell dpkg --print-architecture 2>/dev/null)
+KVER := $(shell dpkg-query -W -f='$${db:Status-Abbrev} $${Depends}\n' \
+	$(KVER_META) 2>/dev/null | \
+	sed -n 's/^ii  *linux-headers-\([^ ,]*\).*/\1/p' | head -n 1)
+KVER_FROM := $(KVER_META)
+ifeq ($(wildcard /lib/modules/$(KVER)/build),)
+KVER := $(shell uname -r)
+KVER_FROM := the running kernel
+ifeq ($(wildcard /lib/modules/$(KVER)/build),)
+KVER := $(shell ls -1 /lib/modules 2>/dev/null | sort -V | tail -n 1)
+KVER_FROM := the newest in /lib/modules
+endif
+endif
+else
+KVER_FROM := $(origin KVER)
+endif
 KDIR ?= /lib/modules/$(KVER)/build
 export KVER
+
+# The module's own build tree and the module built there.
+MODDIR := $(CURDIR)/build/module/$(KVER)
+KO := $(MODDIR)/softrdma.ko
+# What kbuild needs to build the module (also what the DKMS package ships);
+# *_host.c are for host builds of the protocol code (selftests/unit).
+MOD_SRCS = Kbuild $(shell find kernel uapi -type f -name '*.[ch]' ! -name '*_host.c' | sort)
+
+# The version, for DKMS and the packages: debian/changelog's.
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	busybox-static kmod iproute2 binutils gcc make clang pkg-config \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
 	nvme-cli fio qperf ucx-utils \
-	perftest python3-pyverbs gnuplot-nox tshark
+	perftest python3-pyverbs gnuplot-nox tshark \
+	dpkg-dev debhelper dh-dkms
 
-.PHONY: all module provider selftests deps demo check check-debug bench pyverbs unit install clean
+.PHONY: all module print-ko print-kver dkms-src provider selftests deps demo check check-debug bench pyverbs unit install \
+	uninstall deb clean
 
 all: module provider selftests
 
+# The symlink tree: kbuild writes its objects next to the sources it is
+# given, so it gets links, per file, in build/module/$(KVER)/; links to
+# files that are gone are removed.
 module:
+	@echo "softrdma: kernel $(KVER) ($(KVER_FROM)), module $(KO)"
 	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)': run 'make deps'"; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	@mkdir -p $(MODDIR)
+	@for f in $(MOD_SRCS); do \
+		[ -L $(MODDIR)/$$f ] && continue; \
+		mkdir -p $(MODDIR)/$$(dirname $$f) && \
+		ln -sfr $$f $(MODDIR)/$$f || exit; \
+	done; \
+	find $(MODDIR) -xtype l -delete
+	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 modules
+	ln -sfn build/module/$(KVER)/softrdma.ko softrdma.ko
+
+print-ko:
+	@echo $(KO)
+
+print-kver:
+	@echo $(KVER)
+
+# The source tree DKMS builds the module from (/usr/src/softrdma-<version>/
+# when installed): only what kbuild needs, and dkms.conf with the version.
+DKMS_SRC ?= build/dkms/softrdma-$(VERSION)
+dkms-src:
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)
+	cp --parents $(MOD_SRCS) $(DKMS_SRC)/
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 
 provider:
 	$(MAKE) -C provider
@@ -77,15 +143,54 @@ check: all
 check-debug: all
 	selftests/check-debug.sh
 
-# For a real machine: the module under /lib/modules/$(KVER)/updates and
-# the provider where libibverbs looks for it.
-install: module provider
-	$(SUDO) $(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
-	$(SUDO) depmod -a $(KVER)
-	$(SUDO) $(MAKE) -C provider install
+# For a real machine: the module under /lib/modules/$(KVER)/updates
+# (stripped) and the provider where libibverbs looks for it. DESTDIR
+# prefixes every path, INSTALL_MOD_PATH (default $(DESTDIR)) the module's;
+# depmod runs only for an install into the live system.
+INSTALL_MOD_PATH ?= $(DESTDIR)
+# Both as absolute paths: the installs run in other directories.
+override DESTDIR := $(if $(DESTDIR),$(abspath $(DESTDIR)))
+override INSTALL_MOD_PATH := $(if $(INSTALL_MOD_PATH),$(abspath $(INSTALL_MOD_PATH)))
+MOD_DEST := $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates
+MSUDO := $(if $(INSTALL_MOD_PATH),,$(SUDO))
+PSUDO := $(if $(DESTDIR),,$(SUDO))
+LIVE_DEPMOD := $(if $(INSTALL_MOD_PATH),,$(MSUDO) depmod -a $(KVER))
+# Kbuild signs with the kernel's own key, which a distribution's headers do
+# not have (README.rst: signing for Secure Boot).
+NO_SIGN := $(if $(wildcard $(KDIR)/certs/signing_key.x509),,CONFIG_MODULE_SIG_ALL=)
 
+install: module provider
+	$(MSUDO) $(MAKE) -C $(KDIR) M=$(MODDIR) INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
+		INSTALL_MOD_DIR=updates INSTALL_MOD_STRIP=1 DEPMOD=true $(NO_SIGN) \
+		modules_install
+	$(LIVE_DEPMOD)
+	$(PSUDO) $(MAKE) -C provider install DESTDIR=$(DESTDIR)
+
+uninstall:
+	$(MSUDO) rm -f $(addprefix $(MOD_DEST)/softrdma.ko,'' .gz .xz .zst)
+	$(MSUDO) sh -c '! [ -d $(MOD_DEST) ] || rmdir --ignore-fail-on-non-empty $(MOD_DEST)'
+	$(LIVE_DEPMOD)
+	$(PSUDO) $(MAKE) -C provider uninstall DESTDIR=$(DESTDIR)
+
+# The .debs (debian/): built in a copy of the files they are made from,
+# build/deb/src/softrdma-<version>/, since dpkg-buildpackage writes them
+# next to the source tree; they end up in build/deb/.
+DEB_SRC := Makefile Kbuild dkms.conf README.rst kernel uapi provider debian
+deb:
+	rm -rf build/deb
+	mkdir -p build/deb/src/softrdma-$(VERSION)
+	cp -a $(DEB_SRC) build/deb/src/softrdma-$(VERSION)/
+	$(MAKE) -C build/deb/src/softrdma-$(VERSION)/provider clean
+	cd build/deb/src/softrdma-$(VERSION) && dpkg-buildpackage -b -us -uc
+	find build/deb/src -maxdepth 1 -type f -exec mv -t build/deb/ {} +
+	rm -rf build/deb/src
+	ls -l build/deb/
+
+# Also what in-tree module builds (before build/module/) left behind.
 clean:
-	$(if $(wildcard $(KDIR)),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)
+	rm -f softrdma.ko softrdma.o softrdma.mod softrdma.mod.c softrdma.mod.o \
+		.softrdma.* Module.symvers modules.order
+	find kernel \( -name '*.o' -o -name '.*.cmd' \) -delete
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C selftests/unit clean
