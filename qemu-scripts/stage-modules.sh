@@ -6,7 +6,8 @@
 # depmod reads every module: natively that is seconds, over the guest's
 # 9p root under TCG it is minutes.
 # VM_KROOT: the kernel's modules are under that directory (see lib.sh);
-# SRDMA_KO: the softrdma.ko to stage (default: the build tree's).
+# SRDMA_KO: the softrdma.ko to stage (default: the one make module built
+# for KVER).
 set -eu
 kver=$1
 root=$2
@@ -18,6 +19,6 @@ rm -rf "$root"
 mkdir -p "$mods/extra"
 ln -s "$kmods/kernel" "$mods/kernel"
 cp "$kmods"/modules.order "$kmods"/modules.builtin* "$mods/"
-cp "${SRDMA_KO:-$top/softrdma.ko}" "$mods/extra/"
+cp "${SRDMA_KO:-$top/build/module/$kver/softrdma.ko}" "$mods/extra/"
 depmod -b "$root" "$kver"
 grep -q '^alias rdma-link-softrdma softrdma$' "$mods/modules.alias"

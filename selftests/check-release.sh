@@ -68,17 +68,16 @@ sed -n 's/^\(linux-image-[0-9][^ ]*\|libibverbs1\|gcc\|perftest\) /# \1 /p' \
 step "module builds for $kver with W=1 and no warning" \
 	build_clean "$out/module.log" qemu-scripts/rootfs-run.sh "$root" \
 	make -s module KVER="$kver" || finish
-ko=$TOP/build/module/$kver/softrdma.ko
 step "provider builds for its rdma-core with no warning" \
 	build_clean "$out/provider.log" qemu-scripts/rootfs-run.sh "$root" \
 	make -C provider O="$out/provider" || finish
 lib=$(ls "$out"/provider/libsoftrdma-rdmav*.so 2>/dev/null)
 echo "# provider: ${lib##*/}"
-step "module index staged" env VM_KROOT="$root" SRDMA_KO="$ko" \
+step "module index staged" env VM_KROOT="$root" \
 	qemu-scripts/stage-modules.sh "$kver" "$out/modroot" || finish
 
-vm_env="SRDMA_KO SRDMA_MODROOT SRDMA_PROVIDER"
-export VM_ROOTFS=$root SRDMA_KO=$ko SRDMA_MODROOT=$out/modroot \
+vm_env="SRDMA_MODROOT SRDMA_PROVIDER"
+export VM_ROOTFS=$root SRDMA_MODROOT=$out/modroot \
 	SRDMA_PROVIDER=$out/provider/libsoftrdma
 
 echo "== $rel: selftests (VM, $kver)"

@@ -3,8 +3,8 @@
 # "make check": host unit tests, then every VM selftest in one guest boot;
 # prints the combined closing line and fails if anything failed.
 set -u
-KVER=${KVER:-$(ls -1 /lib/modules | sort -V | tail -n 1)}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+KVER=${KVER:-$(make -s -C "$TOP" print-kver)}
 cd "$TOP" || exit 1
 
 passed=0 failed=0 skipped=0

@@ -156,7 +156,8 @@ as_nobody() {
 		--inh-caps=-all --bounding-set=-all -- "$@"
 }
 
-# Put softrdma.ko (or $SRDMA_KO, e.g. a build for the debug kernel) and the
+# Put the softrdma.ko built for the running kernel (make module KVER=...;
+# or $SRDMA_KO) and the
 # module index staged on the host (see qemu-scripts/stage-modules.sh,
 # SRDMA_MODROOT) in place; the guest root is an overlay in RAM, so this
 # never touches the host.
@@ -165,7 +166,8 @@ srdma_install_module() {
 	local staged=${SRDMA_MODROOT:-}/lib/modules/$kver
 
 	mkdir -p "/lib/modules/$kver/extra" &&
-		cp "${SRDMA_KO:-$TOP/softrdma.ko}" "/lib/modules/$kver/extra/softrdma.ko" || return
+		cp "${SRDMA_KO:-$TOP/build/module/$kver/softrdma.ko}" \
+			"/lib/modules/$kver/extra/softrdma.ko" || return
 	if [ -n "${SRDMA_MODROOT:-}" ] && [ -f "$staged/modules.dep.bin" ]; then
 		cp "$staged"/modules.* "/lib/modules/$kver/"
 	else
