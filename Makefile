@@ -63,7 +63,7 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
 	nvme-cli fio qperf ucx-utils \
 	perftest python3-pyverbs gnuplot-nox tshark \
-	dpkg-dev debhelper dh-dkms
+	dpkg-dev debhelper dh-dkms mmdebstrap git
 
 .PHONY: all module print-ko print-kver dkms-src provider selftests deps demo check check-debug bench pyverbs unit install \
 	uninstall deb clean
