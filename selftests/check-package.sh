@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-package.sh RELEASE: the Debian packages as a user of RELEASE
+# (bookworm, trixie, sid) gets them. The .debs are built with that
+# release's tools in a scratch copy of its root filesystem (rootfs.sh),
+# installed with apt into a fresh copy (DKMS builds the module for its
+# kernel), and the test VM boots that copy and runs package.sh: the module
+# autoloads and the tools find the provider without RDMAV_DRIVERS. Then
+# apt purges the packages and what they pulled in, and no file may be left
+# that was not there before. Prints "N passed, N failed, N skipped" last;
+# output in build/package/RELEASE/.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+rel=${1:?usage: check-package.sh RELEASE}
+out=$TOP/build/package/$rel
+passed=0 failed=0 skipped=0
+PKGS="softrdma-dkms ibverbs-provider-softrdma"
+
+step() {	# step NAME CMD...: a one-test step
+	local name=$1
+	shift
+	if "$@"; then
+		echo "ok - $rel package: $name"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $rel package: $name"
+		failed=$((failed + 1))
+	fi
+}
+
+finish() {
+	rm -rf "$out/buildroot" "$out/root"
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# logged LOG CMD...: CMD's output to LOG, its tail shown when it fails.
+logged() {
+	local log=$1
+	shift
+	"$@" >"$log" 2>&1 || { tail -n 20 "$log" | sed 's/^/# /'; return 1; }
+}
+
+in_root() {	# in_root ROOT CMD: CMD (a shell string) chrooted into ROOT
+	qemu-scripts/rootfs-run.sh "$1" sh -ec "$2"
+}
+
+APT="DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Acquire::Check-Valid-Until=false"
+
+# Every file of the root but the package manager's own state, logs and
+# caches, and this repository (mounted into it).
+files() {
+	in_root "$1" "find / -xdev \\( -path /proc -o -path /sys -o -path /dev \
+		-o -path /tmp -o -path /run -o -path /var/lib/apt \
+		-o -path /var/lib/dpkg -o -path /var/cache -o -path /var/log \
+		-o -path '$TOP' \\) -prune -o -print" | sort
+}
+
+# Files left after the purge that were not there before. dkms keeps the
+# module signing key it made (/var/lib/dkms/mok.*) on purpose, so a
+# second install signs with the key already enrolled for Secure Boot.
+left_behind() {
+	comm -13 "$out/files.before" "$out/files.after" |
+		grep -v -x -e /var/lib/dkms -e '/var/lib/dkms/mok\.\(key\|pub\)' >"$out/left"
+	[ ! -s "$out/left" ] || { sed 's/^/# left: /' "$out/left" | head -n 20; return 1; }
+}
+
+rm -rf "$out"
+mkdir -p "$out"
+base=$(qemu-scripts/rootfs.sh "$rel")
+step "root filesystem (rootfs.sh)" test -n "$base" || finish
+
+cp -a "$base" "$out/buildroot"
+step "build tools (debhelper, dh-dkms) in a scratch copy" \
+	logged "$out/tools.log" in_root "$out/buildroot" \
+	"$APT update && $APT install --no-install-recommends debhelper dh-dkms dpkg-dev" || finish
+step "make deb with $rel's tools" \
+	logged "$out/deb.log" in_root "$out/buildroot" "make deb" || finish
+mv build/deb/*.deb "$out/"
+rm -rf "$out/buildroot" build/deb
+ls "$out"/*.deb | sed 's/^/# /'
+
+cp -a "$base" "$out/root"
+files "$out/root" >"$out/files.before"
+debs=$(for p in $PKGS; do ls "$out"/${p}_*.deb; done | tr '\n' ' ')
+step "apt install ./softrdma-dkms ./ibverbs-provider-softrdma" \
+	logged "$out/install.log" in_root "$out/root" \
+	"$APT update && $APT install $debs" || finish
+in_root "$out/root" "dkms status" | sed 's/^/# /'
+
+echo "== $rel: the installed packages (VM)"
+VM_ROOTFS=$out/root qemu-scripts/vm-run.sh -t 600 -o "$out/vm" -- \
+	selftests/package.sh
+vm_rc=$?
+p=$(grep -Ec '^ok [0-9]+' "$out/vm/console.log")
+f=$(grep -Ec '^not ok [0-9]+' "$out/vm/console.log")
+passed=$((passed + p)) failed=$((failed + f))
+if [ $vm_rc -ne 0 ] && [ "$f" -eq 0 ]; then
+	echo "not ok - $rel package: VM run failed (exit $vm_rc): see $out/vm"
+	failed=$((failed + 1))
+fi
+
+step "apt purge, then autoremove of what they pulled in" \
+	logged "$out/purge.log" in_root "$out/root" \
+	"$APT purge $PKGS && $APT autoremove --purge"
+files "$out/root" >"$out/files.after"
+step "no file left behind after the purge" left_behind
+finish
