@@ -20,6 +20,7 @@ fi
 for t in ${*:-$TESTS}; do
 	echo "# === $t"
 	out=$(mktemp)
+	t0=$(date +%s)
 	timeout -k 10 "$TEST_TIMEOUT" "$SELFTESTS/$t" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -Ec '^ok [0-9]+' "$out")
@@ -34,7 +35,7 @@ for t in ${*:-$TESTS}; do
 	passed=$((passed + p - s))
 	skipped=$((skipped + s))
 	failed=$((failed + f))
-	echo "# $t: exit $rc"
+	echo "# $t: exit $rc ($(($(date +%s) - t0)) s)"
 done
 
 echo "$passed passed, $failed failed, $skipped skipped"
