@@ -27,6 +27,7 @@ step() {	# step NAME CMD...: a one-test step
 	else
 		echo "not ok - $rel package: $name"
 		failed=$((failed + 1))
+		return 1
 	fi
 }
 
@@ -76,7 +77,7 @@ step "root filesystem (rootfs.sh)" test -n "$base" || finish
 cp -a "$base" "$out/buildroot"
 step "build tools (debhelper, dh-dkms) in a scratch copy" \
 	logged "$out/tools.log" in_root "$out/buildroot" \
-	"$APT update && $APT install --no-install-recommends debhelper dh-dkms dpkg-dev" || finish
+	"$APT update && $APT install --no-install-recommends build-essential debhelper dh-dkms dpkg-dev" || finish
 step "make deb with $rel's tools" \
 	logged "$out/deb.log" in_root "$out/buildroot" "make deb" || finish
 mv build/deb/*.deb "$out/"

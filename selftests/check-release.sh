@@ -29,6 +29,7 @@ step() {
 	else
 		echo "not ok - $rel: $name"
 		failed=$((failed + 1))
+		return 1
 	fi
 }
 
