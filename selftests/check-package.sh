@@ -60,11 +60,15 @@ files() {
 		-o -path '$TOP' \\) -prune -o -print" | sort
 }
 
-# Files left after the purge that were not there before. dkms keeps the
-# module signing key it made (/var/lib/dkms/mok.*) on purpose, so a
-# second install signs with the key already enrolled for Secure Boot.
+# Files left after the purge that were not there before and that no
+# installed package owns. (What apt pulled in and keeps, because another
+# package recommends it, is the system's: dpkg-dev for dkms, say.) dkms
+# keeps the module signing key it made (/var/lib/dkms/mok.*) on purpose,
+# so a second install signs with the key already enrolled for Secure Boot.
 left_behind() {
-	comm -13 "$out/files.before" "$out/files.after" |
+	in_root "$out/root" "dpkg-query -W -f '\${Package}\n' | xargs dpkg-query -L" |
+		sort -u >"$out/files.owned"
+	comm -13 "$out/files.before" "$out/files.after" | comm -23 - "$out/files.owned" |
 		grep -v -x -e /var/lib/dkms -e '/var/lib/dkms/mok\.\(key\|pub\)' >"$out/left"
 	[ ! -s "$out/left" ] || { sed 's/^/# left: /' "$out/left" | head -n 20; return 1; }
 }
