@@ -117,6 +117,16 @@ for rel in ${RELEASES-trixie sid}; do
 	summary+=$'\n'"$rel: ${line:-no result} in $(($(date +%s) - rstart)) s"
 done
 
+# The Debian packages, installed into each release (check-package.sh).
+for rel in ${PACKAGE_RELEASES-bookworm trixie sid}; do
+	echo "== packages on $rel"
+	rstart=$(date +%s)
+	selftests/check-package.sh "$rel" | tee "$outdir/package-$rel.log"
+	line=$(tail -n 1 "$outdir/package-$rel.log")
+	add_counts "$line"
+	summary+=$'\n'"packages on $rel: ${line:-no result} in $(($(date +%s) - rstart)) s"
+done
+
 echo "$summary"
 echo "# make check took $(($(date +%s) - start)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
