@@ -15,26 +15,13 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
 rel=${1:?usage: check-package.sh RELEASE}
 out=$TOP/build/package/$rel
-passed=0 failed=0 skipped=0
+. selftests/check_lib.sh
+CHECK_LABEL="$rel package: "
 PKGS="softrdma-dkms ibverbs-provider-softrdma"
-
-step() {	# step NAME CMD...: a one-test step
-	local name=$1
-	shift
-	if "$@"; then
-		echo "ok - $rel package: $name"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $rel package: $name"
-		failed=$((failed + 1))
-		return 1
-	fi
-}
 
 finish() {
 	rm -rf "$out/buildroot" "$out/root"
-	echo "$passed passed, $failed failed, $skipped skipped"
-	[ "$failed" -eq 0 ]
+	print_counts
 	exit
 }
 
@@ -76,13 +63,13 @@ left_behind() {
 rm -rf "$out"
 mkdir -p "$out"
 base=$(qemu-scripts/rootfs.sh "$rel")
-step "root filesystem (rootfs.sh)" test -n "$base" || finish
+check "root filesystem (rootfs.sh)" test -n "$base" || finish
 
 cp -a "$base" "$out/buildroot"
-step "build tools (debhelper, dh-dkms) in a scratch copy" \
+check "build tools (debhelper, dh-dkms) in a scratch copy" \
 	logged "$out/tools.log" in_root "$out/buildroot" \
 	"$APT update && $APT install --no-install-recommends build-essential debhelper dh-dkms dpkg-dev" || finish
-step "make deb with $rel's tools" \
+check "make deb with $rel's tools" \
 	logged "$out/deb.log" in_root "$out/buildroot" "make deb" || finish
 mv build/deb/*.deb "$out/"
 rm -rf "$out/buildroot" build/deb
@@ -91,7 +78,7 @@ ls "$out"/*.deb | sed 's/^/# /'
 cp -a "$base" "$out/root"
 files "$out/root" >"$out/files.before"
 debs=$(for p in $PKGS; do ls "$out"/${p}_*.deb; done | tr '\n' ' ')
-step "apt install ./softrdma-dkms ./ibverbs-provider-softrdma" \
+check "apt install ./softrdma-dkms ./ibverbs-provider-softrdma" \
 	logged "$out/install.log" in_root "$out/root" \
 	"$APT update && $APT install $debs" || finish
 in_root "$out/root" "dkms status" | sed 's/^/# /'
@@ -108,9 +95,9 @@ if [ $vm_rc -ne 0 ] && [ "$f" -eq 0 ]; then
 	failed=$((failed + 1))
 fi
 
-step "apt purge, then autoremove of what they pulled in" \
+check "apt purge, then autoremove of what they pulled in" \
 	logged "$out/purge.log" in_root "$out/root" \
 	"$APT purge $PKGS && $APT autoremove --purge"
 files "$out/root" >"$out/files.after"
-step "no file left behind after the purge" left_behind
+check "no file left behind after the purge" left_behind
 finish

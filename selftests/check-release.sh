@@ -18,36 +18,11 @@ cd "$TOP" || exit 1
 rel=${1:?usage: check-release.sh RELEASE}
 RELEASE_TESTS=${RELEASE_TESTS:-"link.sh netns.sh objects.sh integrity.sh transports.sh provider.sh pyverbs.sh"}
 out=$TOP/build/release/$rel
-passed=0 failed=0 skipped=0
-
-# step NAME CMD...: a one-test step.
-step() {
-	local name=$1
-	shift
-	if "$@"; then
-		echo "ok - $rel: $name"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $rel: $name"
-		failed=$((failed + 1))
-		return 1
-	fi
-}
-
-# counts FILE: add a "P F S" counts file; a missing one is a failure.
-counts() {
-	local p f s
-	if read -r p f s 2>/dev/null <"$1"; then
-		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-	else
-		echo "not ok - $rel: no results in $1"
-		failed=$((failed + 1))
-	fi
-}
+. selftests/check_lib.sh
+CHECK_LABEL="$rel: "
 
 finish() {
-	echo "$passed passed, $failed failed, $skipped skipped"
-	[ "$failed" -eq 0 ]
+	print_counts
 	exit
 }
 
@@ -62,20 +37,20 @@ build_clean() {
 rm -rf "$out"
 mkdir -p "$out"
 root=$(qemu-scripts/rootfs.sh "$rel")
-step "root filesystem (rootfs.sh)" test -n "$root" || finish
+check "root filesystem (rootfs.sh)" test -n "$root" || finish
 kver=$(ls -1 "$root/lib/modules" | sort -V | tail -n 1)
 sed -n 's/^\(linux-image-[0-9][^ ]*\|libibverbs1\|gcc\|perftest\) /# \1 /p' \
 	"$root/MANIFEST"
 
-step "module builds for $kver with W=1 and no warning" \
+check "module builds for $kver with W=1 and no warning" \
 	build_clean "$out/module.log" qemu-scripts/rootfs-run.sh "$root" \
 	make -s module KVER="$kver" || finish
-step "provider builds for its rdma-core with no warning" \
+check "provider builds for its rdma-core with no warning" \
 	build_clean "$out/provider.log" qemu-scripts/rootfs-run.sh "$root" \
 	make -C provider O="$out/provider" || finish
 lib=$(ls "$out"/provider/libsoftrdma-rdmav*.so 2>/dev/null)
 echo "# provider: ${lib##*/}"
-step "module index staged" env VM_KROOT="$root" \
+check "module index staged" env VM_KROOT="$root" \
 	qemu-scripts/stage-modules.sh "$kver" "$out/modroot" || finish
 
 vm_env="SRDMA_MODROOT SRDMA_PROVIDER"
@@ -86,16 +61,19 @@ echo "== $rel: selftests (VM, $kver)"
 VM_ENV=$vm_env qemu-scripts/vm-run.sh -t "${RELEASE_VM_TIMEOUT:-1500}" \
 	-o "$out/vm" -- selftests/run.sh $RELEASE_TESTS
 vm_rc=$?
-counts "$out/vm/counts"
+add_count_file "$out/vm/counts"
 
 echo "== $rel: rdma_rxe <-> softrdma (VM pair, $kver)"
 PAIR_TESTS="pair_tools.sh pair_integrity.sh"
-PAIR_A=rxe VM_ENV="$vm_env PAIR_A" qemu-scripts/vm-pair.sh -t 900 \
+# Known: perftest 25.01's ib_read_lat -R client crashes in librdmacm
+# (56.1, 65.0) against an rdma_rxe server; softrdma to softrdma it runs.
+export PAIR_XFAIL="ib_read_lat -R|client segfaults in librdmacm against an rdma_rxe server (perftest 25.01; softrdma to softrdma passes)"
+PAIR_A=rxe VM_ENV="$vm_env PAIR_A PAIR_XFAIL" qemu-scripts/vm-pair.sh -t 900 \
 	-o "$out/rxe-interop" -- \
 	"selftests/run.sh $PAIR_TESTS" ::: "selftests/run.sh $PAIR_TESTS"
 pair_rc=$?
-counts "$out/rxe-interop/a/counts"
-counts "$out/rxe-interop/b/counts"
+add_count_file "$out/rxe-interop/a/counts"
+add_count_file "$out/rxe-interop/b/counts"
 
 # A clean count with a failed VM run is a splat or a crash.
 if { [ $vm_rc -ne 0 ] || [ $pair_rc -ne 0 ]; } && [ "$failed" -eq 0 ]; then

@@ -7,16 +7,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 KVER=${KVER:-$(make -s -C "$TOP" print-kver)}
 cd "$TOP" || exit 1
 
-passed=0 failed=0 skipped=0
-add_counts() {	# add_counts "N passed, N failed, N skipped"
-	local p f s
-	read -r p f s < <(echo "$1" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
-	if [ -z "$p" ]; then
-		failed=$((failed + 1))
-		return
-	fi
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-}
+. selftests/check_lib.sh
 
 start=$(date +%s)
 echo "== unit tests (host)"
@@ -25,19 +16,6 @@ unit_rc=$?
 echo "$unit_out"
 add_counts "$(echo "$unit_out" | tail -n 1)"
 [ $unit_rc -eq 0 ] || [ "$failed" -gt 0 ] || failed=$((failed + 1))
-
-# check NAME CMD...: a one-test step counted in the closing line.
-check() {
-	local name=$1
-	shift
-	if "$@"; then
-		echo "ok - $name"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $name"
-		failed=$((failed + 1))
-	fi
-}
 
 echo "== fuzzing the packet parser (host, ${FUZZ_TIME:=20} s)"
 check "fuzz_parse runs ${FUZZ_TIME} s without a finding" \
@@ -69,16 +47,11 @@ qemu-scripts/stage-modules.sh "$KVER" "$outdir/modroot" || failed=$((failed + 1)
 SRDMA_MODROOT=$outdir/modroot VM_ENV=SRDMA_MODROOT \
 	qemu-scripts/vm-run.sh -t 2700 -o "$outdir" -- selftests/run.sh
 vm_rc=$?
-if [ -f "$outdir/counts" ]; then
-	read -r p f s <"$outdir/counts"
-	add_counts "$p passed, $f failed, $s skipped"
-else
-	failed=$((failed + 1))
-fi
+add_count_file "$outdir/counts"
 
 # pair NAME ENV...: both hosts run run.sh PAIR_TESTS; ENV goes to both.
 pair() {
-	local name=$1 host p f s
+	local name=$1 host
 	shift
 	echo "== two-host selftests: $name (VM pair)"
 	env "$@" SRDMA_MODROOT="$outdir/modroot" \
@@ -87,12 +60,7 @@ pair() {
 		"selftests/run.sh $PAIR_TESTS" ::: "selftests/run.sh $PAIR_TESTS"
 	local rc=$?
 	for host in a b; do
-		if [ -f "$outdir/$name/$host/counts" ]; then
-			read -r p f s <"$outdir/$name/$host/counts"
-			add_counts "$p passed, $f failed, $s skipped"
-		else
-			failed=$((failed + 1))
-		fi
+		add_count_file "$outdir/$name/$host/counts"
 	done
 	[ $rc -eq 0 ] || vm_rc=$rc
 }
@@ -107,27 +75,27 @@ if [ $vm_rc -ne 0 ] && [ "$failed" -eq 0 ]; then
 fi
 summary="bookworm ($KVER, rdma-core $(pkg-config --modversion libibverbs 2>/dev/null | cut -d. -f3)): $passed passed, $failed failed, $skipped skipped in $(($(date +%s) - start)) s"
 
-# The other Debian releases: a core subset each (check-release.sh).
-for rel in ${RELEASES-trixie sid}; do
-	echo "== release $rel"
-	rstart=$(date +%s)
-	selftests/check-release.sh "$rel" | tee "$outdir/release-$rel.log"
-	line=$(tail -n 1 "$outdir/release-$rel.log")
-	add_counts "$line"
-	summary+=$'\n'"$rel: ${line:-no result} in $(($(date +%s) - rstart)) s"
-done
+# sub_check LABEL SCRIPT RELEASE: a check script for one release, its
+# closing line added up and kept for the summary.
+sub_check() {
+	local label=$1 script=$2 rel=$3 t0 line log=$outdir/${2%.sh}-$3.log
 
-# The Debian packages, installed into each release (check-package.sh).
-for rel in ${PACKAGE_RELEASES-bookworm trixie sid}; do
-	echo "== packages on $rel"
-	rstart=$(date +%s)
-	selftests/check-package.sh "$rel" | tee "$outdir/package-$rel.log"
-	line=$(tail -n 1 "$outdir/package-$rel.log")
+	echo "== $label"
+	t0=$(date +%s)
+	"selftests/$script" "$rel" | tee "$log"
+	line=$(tail -n 1 "$log")
 	add_counts "$line"
-	summary+=$'\n'"packages on $rel: ${line:-no result} in $(($(date +%s) - rstart)) s"
+	summary+=$'\n'"$label: ${line:-no result} in $(($(date +%s) - t0)) s"
+}
+
+# The other Debian releases, a core subset each; the packages on each.
+for rel in ${RELEASES-trixie sid}; do
+	sub_check "$rel" check-release.sh "$rel"
+done
+for rel in ${PACKAGE_RELEASES-bookworm trixie sid}; do
+	sub_check "packages on $rel" check-package.sh "$rel"
 done
 
 echo "$summary"
 echo "# make check took $(($(date +%s) - start)) s"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+print_counts

@@ -42,7 +42,16 @@ across_run() {
 		sed 's/^/# /' "$out" | tail -n 30
 	fi
 	rm -f "$out"
-	ktap_result "$name ($side on $DEV)" $rc
+	# PAIR_XFAIL: "NAME|reason" lines of failures known and reported
+	# elsewhere; one shows as a skip that says so (a pass stays a pass).
+	local known
+	known=$(printf '%s\n' "${PAIR_XFAIL:-}" |
+		awk -F'|' -v n="$name" '$1 == n { print $2 }')
+	if [ $rc -ne 0 ] && [ -n "$known" ]; then
+		ktap_skip "$name ($side on $DEV)" "expected failure: $known"
+	else
+		ktap_result "$name ($side on $DEV)" $rc
+	fi
 }
 
 # across SERVER_HOST TOOL ARGS...: a tool with a TCP side channel.
