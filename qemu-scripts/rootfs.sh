@@ -22,7 +22,7 @@ set -eu
 PACKAGES="linux-image-amd64 linux-headers-amd64 gcc make libc6-dev pkg-config
 	libibverbs-dev librdmacm-dev rdma-core ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest python3-pyverbs python3 iproute2 kmod procps
-	util-linux busybox-static gawk xz-utils zstd ca-certificates perl"
+	util-linux mount busybox-static gawk xz-utils zstd ca-certificates perl"
 
 mirror() {
 	local m

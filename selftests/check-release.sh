@@ -53,8 +53,9 @@ echo "# provider: ${lib##*/}"
 check "module index staged" env VM_KROOT="$root" \
 	qemu-scripts/stage-modules.sh "$kver" "$out/modroot" || finish
 
+# The VMs boot the release's kernel, not the one make check builds for.
 vm_env="SRDMA_MODROOT SRDMA_PROVIDER"
-export VM_ROOTFS=$root SRDMA_MODROOT=$out/modroot \
+export KVER=$kver VM_ROOTFS=$root SRDMA_MODROOT=$out/modroot \
 	SRDMA_PROVIDER=$out/provider/libsoftrdma
 
 echo "== $rel: selftests (VM, $kver)"
