@@ -22,6 +22,20 @@
 
 #include "srdma.h"
 
+/* Called with umem_mutex held, and the MR's odp_lock when it has an MR. */
+static void srdma_odp_unmap_range(struct ib_umem_odp *odp,
+				  const struct mmu_notifier_range *range,
+				  unsigned long cur_seq)
+{
+	unsigned long start, end;
+
+	mmu_interval_set_seq(&odp->notifier, cur_seq);
+	start = max_t(u64, ib_umem_start(odp), range->start);
+	end = min_t(u64, ib_umem_end(odp), range->end);
+	if (start < end)
+		ib_umem_odp_unmap_dma_pages(odp, start, end);
+}
+
 static bool srdma_odp_invalidate(struct mmu_interval_notifier *mni,
 				 const struct mmu_notifier_range *range,
 				 unsigned long cur_seq)
@@ -29,20 +43,17 @@ static bool srdma_odp_invalidate(struct mmu_interval_notifier *mni,
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
 	struct srdma_mr *mr = odp->private;	/* NULL: not set up yet */
-	unsigned long start, end;
 
 	if (!mmu_notifier_range_blockable(range))
 		return false;
 	mutex_lock(&odp->umem_mutex);
-	if (mr)
+	if (mr) {
 		spin_lock_bh(&mr->odp_lock);
-	mmu_interval_set_seq(mni, cur_seq);
-	start = max_t(u64, ib_umem_start(odp), range->start);
-	end = min_t(u64, ib_umem_end(odp), range->end);
-	if (start < end)
-		ib_umem_odp_unmap_dma_pages(odp, start, end);
-	if (mr)
+		srdma_odp_unmap_range(odp, range, cur_seq);
 		spin_unlock_bh(&mr->odp_lock);
+	} else {
+		srdma_odp_unmap_range(odp, range, cur_seq);
+	}
 	mutex_unlock(&odp->umem_mutex);
 	return true;
 }
@@ -184,13 +195,14 @@ int srdma_odp_xfer(struct srdma_mr *mr, u64 iova, u32 len,
 	u64 va = iova - mr->iova + mr->umem->address;
 	u64 start = ib_umem_start(odp);
 	unsigned int shift = odp->page_shift;
+	bool to_mr;
 	int err;
 
 	if (!len)
 		return 0;
+	to_mr = x->op == SRDMA_FROM_BUF || x->op == SRDMA_FROM_SKB;
 	spin_lock_bh(&mr->odp_lock);
-	err = srdma_odp_present(mr, va, len, x->op == SRDMA_FROM_BUF ||
-					     x->op == SRDMA_FROM_SKB);
+	err = srdma_odp_present(mr, va, len, to_mr);
 	/* Piece by small page: a fragment must not cross one. */
 	while (len && !err) {
 		u8 *kva = srdma_odp_page_kva(odp, (va - start) >> shift) +

@@ -522,10 +522,16 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	qp->una_psn = psn;
 }
 
+/* Requests sent and not all answered: a PSN unacknowledged or a read out. */
+static bool srdma_req_waiting(const struct srdma_qp *qp)
+{
+	return qp->una_psn != qp->req_psn || qp->rd_out;
+}
+
 /* Send what the window allows. Return: true if the QP must enter ERR. */
 static bool __srdma_req_run(struct srdma_qp *qp)
 {
-	bool idle = qp->una_psn == qp->req_psn && !qp->rd_out;
+	bool idle = !srdma_req_waiting(qp);
 	u32 burst_psn = qp->una_psn;	/* RC: the window; else this call */
 	u32 posted, started = 0;
 	int avail, err;
@@ -602,7 +608,7 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 	 * running and only armed when it is not.
 	 */
 	/* An answer still to come waits on the timer, even when all is ACKed. */
-	if (qp->una_psn != qp->req_psn || qp->rd_out) {
+	if (srdma_req_waiting(qp)) {
 		if (idle)
 			qp->ack_stamp = jiffies;
 		if (!timer_pending(&qp->timer))
@@ -649,7 +655,7 @@ void srdma_timer_fn(struct timer_list *t)
 		goto out;
 	if (qp->rnr_wait) {
 		qp->rnr_wait = false;
-	} else if (qp->una_psn != qp->req_psn || qp->rd_out) {
+	} else if (srdma_req_waiting(qp)) {
 		unsigned long due = qp->ack_stamp + srdma_ack_timeout(qp);
 
 		/* Progress since the timer was set: wait out the rest. */

@@ -554,13 +554,19 @@ static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
 	queue_work(srdma_tx_wq, &qp->rd_work);
 }
 
+/* No room for another answer (a new request, or a duplicate replayed). */
+static bool srdma_resp_queue_full(const struct srdma_qp *qp)
+{
+	return qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC;
+}
+
 /*
  * The entry to record a new read or atomic in, once there is room to
  * answer it. Return: NULL when the queue of answers is full.
  */
 static struct srdma_rd *srdma_resp_hold(struct srdma_qp *qp)
 {
-	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC)
+	if (srdma_resp_queue_full(qp))
 		return NULL;
 	return &qp->held[qp->held_head++ % SRDMA_MAX_RD_ATOMIC];
 }
@@ -576,7 +582,7 @@ static int srdma_resp_queue(struct srdma_qp *qp, const struct srdma_rd *held,
 	u32 skip = roce_psn_diff(psn, held->psn) * qp->mtu;
 	struct srdma_rd *rd;
 
-	if (qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC)
+	if (srdma_resp_queue_full(qp))
 		return -EBUSY;
 	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
 	*rd = *held;
@@ -901,10 +907,11 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
 			ret = RESP_DONE;
 		} else if (ret == RESP_DONE) {
-			qp->epsn = roce_psn_add(qp->epsn,
-				max_t(u32, 1, DIV_ROUND_UP(roce_reth_len(
-					roce_pkt_reth(pkt)),
-					qp->mtu)));
+			u32 npkts = DIV_ROUND_UP(roce_reth_len(roce_pkt_reth(pkt)),
+						 qp->mtu);
+
+			/* A zero-length read still takes one PSN. */
+			qp->epsn = roce_psn_add(qp->epsn, max_t(u32, 1, npkts));
 			qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
 		}
 		goto out;

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "send.h"
 #include "softrdma.h"
@@ -96,34 +95,6 @@ static void srdma_write_send_wqe(void *slot, const struct srdma_qp *qp,
 	} else {
 		srdma_wqe_set_sges(wqe, wr->sg_list, wr->num_sge);
 	}
-}
-
-/*
- * The SQ doorbell: a POST_SEND write with no WRs in it, which the kernel
- * takes as "the SQ producer index moved".
- */
-int srdma_sq_doorbell(struct ibv_qp *ibqp)
-{
-	struct ib_uverbs_post_send_resp resp;
-	struct ibv_post_send cmd = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_POST_SEND,
-			.in_words = sizeof(cmd) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
-		.core = {
-			.response = (uintptr_t)&resp,
-			.qp_handle = ibqp->handle,
-			.wr_count = 0,
-			.sge_count = 0,
-			/* Checked by the kernel even with no WRs. */
-			.wqe_size = sizeof(struct ibv_send_wr),
-		},
-	};
-
-	if (write(ibqp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
-		return errno ? errno : EIO;
-	return 0;
 }
 
 static int srdma_post_send_mw(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

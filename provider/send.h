@@ -11,9 +11,11 @@
 #ifndef SOFTRDMA_SEND_H
 #define SOFTRDMA_SEND_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "softrdma.h"
 
@@ -180,7 +182,31 @@ static inline void srdma_wqe_add_inline(struct softrdma_send_wqe *wqe,
 	wqe->inline_len += length;
 }
 
-/* post.c */
-int srdma_sq_doorbell(struct ibv_qp *ibqp);
+/*
+ * The SQ doorbell: a POST_SEND write with no WRs in it, which the kernel
+ * takes as "the SQ producer index moved". Here so that the selftests
+ * that abuse the rings ring exactly the provider's doorbell.
+ */
+static inline int srdma_sq_doorbell(struct ibv_qp *ibqp)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct ibv_post_send cmd = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_SEND,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.core = {
+			.response = (uintptr_t)&resp,
+			.qp_handle = ibqp->handle,
+			/* Checked by the kernel even with no WRs. */
+			.wqe_size = sizeof(struct ibv_send_wr),
+		},
+	};
+
+	if (write(ibqp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
+		return errno ? errno : EIO;
+	return 0;
+}
 
 #endif /* SOFTRDMA_SEND_H */

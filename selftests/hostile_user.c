@@ -43,7 +43,7 @@
 
 /* The provider's own objects: the rings' addresses and indices. */
 #include "softrdma.h"
-#include "raw_cmd.h"
+#include "send.h"	/* the provider's SQ doorbell */
 
 #define QKEY		0x11111111u
 #define VBUF_LEN	(256 * 1024)
@@ -506,7 +506,7 @@ static void set_prod(struct srdma_ring *r, uint32_t v)
 static int doorbell(struct ibv_qp *qp)
 {
 	doorbells++;
-	return raw_sq_doorbell(qp);
+	return srdma_sq_doorbell(qp);
 }
 
 /* ------------------------------------------------------- value pools */

@@ -23,27 +23,13 @@ srdma0_up || exit "$KSFT_FAIL"
 chmod 0666 /dev/infiniband/uverbs*
 dmesg_start=$(dmesg | wc -l)
 
-# Fold the program's TAP into ours: its results renumbered, plan + EXTRA.
+# The program's TAP folded into ours, our EXTRA results after its own.
 echo "TAP version 13"
-ktap_planned=$EXTRA
-prog_rc=
+ktap_planned=$EXTRA ktap_extra=$EXTRA
 start=$(date +%s)
-while IFS= read -r line; do
-	if [[ $line =~ ^1\.\.([0-9]+)$ ]]; then
-		ktap_planned=$((BASH_REMATCH[1] + EXTRA))
-		echo "1..$ktap_planned"
-	elif [[ $line =~ ^ok\ [0-9]+\ (.*)\ \#\ SKIP\ (.*)$ ]]; then
-		ktap_skip "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
-	elif [[ $line =~ ^(not )?ok\ [0-9]+\ (.*)$ ]]; then
-		ktap_result "${BASH_REMATCH[2]}" "$([ -z "${BASH_REMATCH[1]}" ]; echo $?)"
-	elif [[ $line =~ ^hostile_user\ exit\ ([0-9]+)$ ]]; then
-		prog_rc=${BASH_REMATCH[1]}
-	elif [[ $line != "TAP version"* ]]; then
-		echo "$line"
-	fi
-done < <(as_nobody timeout -k 5 "$LIMIT" "$SELFTESTS/hostile_user" \
-	-s "$SEED" -n "$COUNT" -t $((LIMIT - 60)) srdma0 2>&1;
-	echo "hostile_user exit $?")
+ktap_fold < <(as_nobody timeout -k 5 "$LIMIT" "$SELFTESTS/hostile_user" \
+	-s "$SEED" -n "$COUNT" -t $((LIMIT - 60)) srdma0 2>&1; echo "# exit $?")
+prog_rc=$ktap_fold_rc
 elapsed=$(($(date +%s) - start))
 ktap_print "hostile_user ran ${elapsed} s (seed $SEED, $COUNT mutations), exit ${prog_rc:-none}"
 

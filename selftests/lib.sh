@@ -65,6 +65,33 @@ ktap_skip() {
 	echo "ok $ktap_n $1 # SKIP $2"
 }
 
+# ktap_fold [PREFIX]: another TAP producer's output, on stdin, folded into
+# ours: its results renumbered as ours (names prefixed by PREFIX), its
+# comments passed on. Its plan "1..N" becomes ours, N + ktap_extra, when
+# ktap_extra is set (ours not yet printed); otherwise ours already counts
+# its results. A last line "# exit N" (the producer's exit status, which
+# the caller echoes after it) leaves N in ktap_fold_rc.
+ktap_fold() {
+	local line pfx=${1:-}
+
+	ktap_fold_rc=
+	while IFS= read -r line; do
+		if [[ $line =~ ^1\.\.([0-9]+)$ ]]; then
+			[ -z "${ktap_extra:-}" ] && continue
+			ktap_planned=$((BASH_REMATCH[1] + ktap_extra))
+			echo "1..$ktap_planned"
+		elif [[ $line =~ ^ok\ [0-9]+\ (.*)\ \#\ SKIP\ (.*)$ ]]; then
+			ktap_skip "$pfx${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+		elif [[ $line =~ ^(not )?ok\ [0-9]+\ (.*)$ ]]; then
+			ktap_result "$pfx${BASH_REMATCH[2]}" \
+				"$([ -z "${BASH_REMATCH[1]}" ]; echo $?)"
+		elif [[ $line != "TAP version"* ]]; then
+			[[ $line =~ ^\#\ exit\ ([0-9]+)$ ]] && ktap_fold_rc=${BASH_REMATCH[1]}
+			echo "$line"
+		fi
+	done
+}
+
 ktap_finish() {
 	if [ "$ktap_n" -ne "$ktap_planned" ]; then
 		echo "# planned $ktap_planned tests, ran $ktap_n"

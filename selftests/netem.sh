@@ -26,21 +26,12 @@ PER_CASE=$((1 + ${#NETEM_OPS}))	# rc_stream: connect, then one per op
 ktap_plan $((2 + ${#CASES[@]} * PER_CASE + 1))
 srdma_cleanup
 
-# ktap_fold N CMD...: CMD's N TAP results become ours, renumbered; those
-# it never reported (it hung or died) are failures.
-ktap_fold() {
-	local line n=$1 first=$((ktap_n + 1))
+# fold_case N CMD...: CMD's N TAP results become ours, named by the case;
+# those it never reported (it hung or died) are failures.
+fold_case() {
+	local n=$1 first=$((ktap_n + 1))
 	shift
-	while IFS= read -r line; do
-		if [[ $line =~ ^ok\ [0-9]+\ (.*)\ \#\ SKIP\ (.*)$ ]]; then
-			ktap_skip "$case: ${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
-		elif [[ $line =~ ^(not )?ok\ [0-9]+\ (.*)$ ]]; then
-			ktap_result "$case: ${BASH_REMATCH[2]}" \
-				"$([ -z "${BASH_REMATCH[1]}" ]; echo $?)"
-		elif [[ $line != "TAP version"* && ! $line =~ ^1\.\. ]]; then
-			echo "$line"
-		fi
-	done < <("$@" 2>&1; echo "# exit $?")
+	ktap_fold "$case: " < <("$@" 2>&1; echo "# exit $?")
 	while [ $((ktap_n - first + 1)) -lt "$n" ]; do
 		ktap_result "$case: rc_stream reported no result" 1
 	done
@@ -96,7 +87,7 @@ for c in "${CASES[@]}"; do
 	done
 	icrc0=$(counter drop_bad_icrc)
 	t0=$(date +%s)
-	ktap_fold $PER_CASE timeout -k 5 100 "$SELFTESTS/rc_stream" srdma1 srdma2 \
+	fold_case $PER_CASE timeout -k 5 100 "$SELFTESTS/rc_stream" srdma1 srdma2 \
 		"$MIB" "$SEED" "$NETEM_OPS"
 	ktap_print "$case: $(($(date +%s) - t0)) s; $(ip netns exec ns1 tc -s qdisc show dev veth1 | tr -s '\n ' ' ')"
 	for d in srdma1 srdma2; do

@@ -22,7 +22,7 @@
 #include "verbs_util.h"
 #include "loop_qp.h"
 #include "softrdma.h"	/* the provider's objects and command structs */
-#include "raw_cmd.h"
+#include "send.h"	/* the provider's SQ doorbell */
 
 #define NO_SUCH_QPN	0xabcdef	/* nothing ever ACKs our sends */
 #define RESIZES		2000		/* per thread */
@@ -104,13 +104,13 @@ static void t_producer_back(uint8_t *buf, struct ibv_mr *mr)
 			w->wr.bind.access = IBV_ACCESS_REMOTE_READ;
 		}
 		srdma_store_release(&sq->hdr->producer, start + sq->num_slots);
-		ok = ktap_expect(!raw_sq_doorbell(e.qp), "doorbell") &&
+		ok = ktap_expect(!srdma_sq_doorbell(e.qp), "doorbell") &&
 		     ktap_expect(qp_state(e.qp) == IBV_QPS_RTS,
 				 "a full ring of binds failed the QP");
 		memcpy(srdma_ring_slot(sq, start),
 		       srdma_ring_slot(sq, start + 1), sq->slot_size);
 		srdma_store_release(&sq->hdr->producer, start);
-		ok = ok && ktap_expect(!raw_sq_doorbell(e.qp), "doorbell") &&
+		ok = ok && ktap_expect(!srdma_sq_doorbell(e.qp), "doorbell") &&
 		     failed_fatal(&e);
 	}
 	ktap_result(ok, "an SQ producer index moved back behind fetched WQEs fails the QP at once");
@@ -129,7 +129,7 @@ static void t_producer_past(uint8_t *buf, struct ibv_mr *mr)
 		sq = &to_sqp(e.qp)->sq;
 		srdma_store_release(&sq->hdr->producer,
 				    sq->idx + sq->num_slots);
-		ok = ktap_expect(!raw_sq_doorbell(e.qp), "doorbell") &&
+		ok = ktap_expect(!srdma_sq_doorbell(e.qp), "doorbell") &&
 		     failed_fatal(&e);
 	}
 	ktap_result(ok, "an SQ producer index past a full ring fails the QP at once");
