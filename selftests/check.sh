@@ -21,6 +21,12 @@ echo "== fuzzing the packet parser (host, ${FUZZ_TIME:=20} s)"
 check "fuzz_parse runs ${FUZZ_TIME} s without a finding" \
 	make -s -C selftests/unit fuzz-run FUZZ_TIME="$FUZZ_TIME"
 
+echo "== builds (host)"
+# rdma-core itself builds with clang: so must the provider.
+check "the provider builds with CC=clang and no warning" \
+	eval 'rm -rf "$TOP/build/provider-clang" && make -s -C provider CC=clang O="$TOP/build/provider-clang" 2>&1 |
+		{ ! grep -E "warning:|error:"; } && test -e "$TOP"/build/provider-clang/libsoftrdma-rdmav*.so'
+
 echo "== VM harness self-check"
 # The harness must fail a run whose guest kernel logs a WARNING.
 check "a guest WARNING fails the VM run" \
