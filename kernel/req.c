@@ -622,6 +622,8 @@ void srdma_req_run(struct srdma_qp *qp)
 {
 	bool fail;
 
+	if (!qp->sq.hdr)
+		return;		/* an XRC target: no SQ, nothing to send */
 	spin_lock_bh(&qp->sq_lock);
 	fail = __srdma_req_run(qp);
 	srdma_req_unlock(qp, fail);

@@ -399,11 +399,43 @@ static void t_refused(void)
 	ktap_result(ok, "get_srq_num of a basic SRQ, a target without domain, posting what XRC QPs lack: refused");
 }
 
+/*
+ * A target QP has no SQ: drained (SQD) and back to RTS, it still takes
+ * requests. (The way back to RTS once ran the requester over the SQ
+ * ring it does not have: a NULL dereference.)
+ */
+static void t_tgt_sqd(void)
+{
+	struct ibv_qp_attr sqd = { .qp_state = IBV_QPS_SQD };
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS };
+	uint8_t *dst = buf + DST_OFF;
+	struct xrc x;
+	int ret = 0;
+	bool ok;
+
+	ok = xrc_open(&x);
+	if (ok) {
+		ret = ibv_modify_qp(x.tgt, &sqd, IBV_QP_STATE);
+		if (!ret)
+			ret = ibv_modify_qp(x.tgt, &rts, IBV_QP_STATE);
+		ok = ktap_expect(!ret, "target RTS -> SQD -> RTS: %s",
+				 strerror(ret));
+	}
+	fill(buf + SRC_OFF, MSG_LEN, 90);
+	ok = ok && post_srq(x.srq[0], 300, dst) &&
+	     post(&x, IBV_WR_SEND, x.srqn[0], 3, MSG_LEN, 0, 0) &&
+	     wc_ok(x.scq, 3, IBV_WC_SUCCESS) &&
+	     recv_ok(&x, x.rcq[0], 300, IBV_WC_RECV, MSG_LEN) &&
+	     same(dst, buf + SRC_OFF, MSG_LEN);
+	xrc_close(&x);
+	ktap_result(ok, "an XRC target QP drained (SQD) and back in RTS takes SENDs");
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr dev;
 
-	if (!loop_open(argc, argv, 5) || ibv_query_device(ctx, &dev))
+	if (!loop_open(argc, argv, 6) || ibv_query_device(ctx, &dev))
 		return KSFT_FAIL;
 	if (!(dev.device_cap_flags & IBV_DEVICE_XRC)) {
 		ktap_print("the device does not report XRC");
@@ -425,5 +457,6 @@ int main(int argc, char **argv)
 	t_bad_srq();
 	t_pd();
 	t_refused();
+	t_tgt_sqd();
 	return ktap_finish();
 }
