@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# rootfs.sh RELEASE
+# rootfs.sh RELEASE[-rt]
 #
 # Print the path of a Debian RELEASE (trixie, sid, ...) root filesystem
 # for building and testing softrdma as a user of that release gets it:
@@ -11,7 +11,8 @@
 # neither used for nor changed by it) and cached under
 # build/rootfs/RELEASE-<key>, keyed by the release and this package list;
 # its MANIFEST lists the package versions it holds.  ROOTFS_MIRROR
-# overrides the archive.
+# overrides the archive. RELEASE-rt (bookworm-rt, trixie-rt): the same with
+# the release's PREEMPT_RT kernel (linux-image-rt-amd64) instead.
 #
 # The module and provider are built inside it (rootfs-run.sh), and the
 # test VM boots its kernel with it as the guest's root (VM_ROOTFS).
@@ -38,7 +39,10 @@ mirror() {
 main() {
 	local rel=${1:-} key dir tmp
 
-	[ -n "$rel" ] || vm_die "usage: ${0##*/} RELEASE"
+	[ -n "$rel" ] || vm_die "usage: ${0##*/} RELEASE[-rt]"
+	if [ "${rel%-rt}" != "$rel" ]; then
+		PACKAGES=$(echo $PACKAGES | sed 's/linux-\(image\|headers\)-amd64/linux-\1-rt-amd64/g')
+	fi
 	key=$(echo "$rel $PACKAGES" | sha1sum | cut -c1-10)
 	dir=$VM_REPO_DIR/build/rootfs/$rel-$key
 	if [ -e "$dir/MANIFEST" ]; then
@@ -60,7 +64,7 @@ main() {
 		--dpkgopt='path-exclude=/usr/share/man/*' \
 		--dpkgopt='path-exclude=/usr/share/locale/*' \
 		--include="$(echo $PACKAGES | tr ' ' ,)" \
-		"$rel" "$tmp" "$(mirror)" >&2 ||
+		"${rel%-rt}" "$tmp" "$(mirror)" >&2 ||
 		vm_die "mmdebstrap $rel failed"
 	chroot "$tmp" dpkg-query -W -f '${Package} ${Version}\n' >"$tmp/MANIFEST"
 	mv "$tmp" "$dir"
