@@ -181,7 +181,7 @@ host_main() {
 	outdir=$(mktemp -d "$TOP/build/vm/check-debug.XXXXXX") || exit 1
 	VM_KROOT=$kroot SRDMA_KO=$ko qemu-scripts/stage-modules.sh "$kver" "$outdir/modroot" || exit 1
 	# No PVH entry in the debug kernel: boot its bzImage directly.
-	VM_KROOT=$kroot VM_PVH=0 SRDMA_KO=$ko SRDMA_MODROOT=$outdir/modroot \
+	KVER=$kver VM_KROOT=$kroot VM_PVH=0 SRDMA_KO=$ko SRDMA_MODROOT=$outdir/modroot \
 		DEBUG_TESTS=$DEBUG_TESTS TEST_TIMEOUT=${TEST_TIMEOUT:-1800} \
 		VM_ENV="SRDMA_KO SRDMA_MODROOT DEBUG_TESTS TEST_TIMEOUT HOSTILE_COUNT HOSTILE_USER_COUNT ${VM_ENV:-}" \
 		qemu-scripts/vm-run.sh -t "${DEBUG_VM_TIMEOUT:-7200}" -m "${DEBUG_VM_MEM:-2G}" -o "$outdir" -- \
