@@ -26,15 +26,6 @@ cp -r "$TESTS_DIR" "$work/tests" && gunzip -f "$work"/tests/*.gz || exit $KSFT_F
 # segfault on any other device (rdma_rxe's too) before it skips: leave
 # them out, for both devices alike.
 rm -f "$work"/tests/test_mlx5_*.py "$work"/tests/test_efa*.py
-# Without a GPU render node the dma-buf tests can only skip, but on
-# rdma-core 56 (Python 3.13) their failed dma-buf allocations end, by
-# test_dmabuf_read, in CQs that fail to close (EBADF: the context's file
-# descriptor is gone) and a segfault, over rdma_rxe as over softrdma. Skip
-# their classes whole, for both devices alike, before they allocate.
-if ! ls /dev/dri/renderD* >/dev/null 2>&1; then
-	sed -i 's/^class \(DmaBuf[A-Za-z]*Test[A-Za-z]*\)(/@unittest.skip("no GPU render node")\nclass \1(/' \
-		"$work"/tests/test_mr.py
-fi
 
 declare -A ok skipped failed errors
 
