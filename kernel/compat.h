@@ -18,6 +18,27 @@
 #include <rdma/ib_umem_odp.h>
 #include <rdma/uverbs_ioctl.h>
 
+/*
+ * IBA 1.5's memory placement operations (6.2). ATOMIC WRITE only travels
+ * through our own rings, so 6.1 has it too, under uverbs' capability bit;
+ * FLUSH needs MRs registered with a FLUSH access flag, which 6.1's core
+ * refuses (EINVAL): no FLUSH there. Persistent memory we have none of:
+ * FLUSH_PERSISTENT is never offered.
+ */
+#define SRDMA_ODP_FLUSH		BIT(6)	/* IB_UVERBS_ODP_SUPPORT_FLUSH */
+#define SRDMA_ODP_ATOMIC_WRITE	BIT(7)	/* IB_UVERBS_ODP_SUPPORT_ATOMIC_WRITE */
+#ifdef SRDMA_HAVE_FLUSH
+#define SRDMA_ACCESS_FLUSH	IB_ACCESS_FLUSH_GLOBAL
+#define SRDMA_DEVICE_PLACEMENT	(IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_ATOMIC_WRITE)
+#define SRDMA_ODP_PLACEMENT	(SRDMA_ODP_FLUSH | SRDMA_ODP_ATOMIC_WRITE)
+#else
+#define IB_ACCESS_FLUSH_GLOBAL		BIT(8)	/* never granted */
+#define IB_ACCESS_FLUSH_PERSISTENT	BIT(9)
+#define SRDMA_ACCESS_FLUSH	0
+#define SRDMA_DEVICE_PLACEMENT	BIT_ULL(40)	/* IB_UVERBS_DEVICE_ATOMIC_WRITE */
+#define SRDMA_ODP_PLACEMENT	SRDMA_ODP_ATOMIC_WRITE
+#endif
+
 /* 6.16 renamed from_timer(). */
 #ifndef timer_container_of
 #define timer_container_of(var, t, field) from_timer(var, t, field)
@@ -161,7 +182,36 @@ static inline int srdma_compat_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
 }
 #endif
 
+/*
+ * ibv_query_port_speed (7.x): the netdev's link speed in 100 Mb/s units;
+ * an unknown speed counts as ib_get_eth_speed() counts it (SDR 1X, 2.5
+ * Gb/s), so that it agrees with query_port.
+ */
+#ifdef SRDMA_HAVE_QUERY_PORT_SPEED
+#include <linux/ethtool.h>
+#include <linux/rtnetlink.h>
+
+static inline int srdma_query_port_speed(struct ib_device *ibdev, u32 port,
+					 u64 *speed)
+{
+	struct ethtool_link_ksettings lks;
+	int err;
+
+	rtnl_lock();
+	err = __ethtool_get_link_ksettings(to_sdev(ibdev)->ndev, &lks);
+	rtnl_unlock();
+	if (err)
+		return err;
+	*speed = lks.base.speed == SPEED_UNKNOWN || !lks.base.speed ?
+		 25 : lks.base.speed / 100;
+	return 0;
+}
+#endif
+
 static const struct ib_device_ops srdma_compat_ops __maybe_unused = {
+#ifdef SRDMA_HAVE_QUERY_PORT_SPEED
+	.query_port_speed = srdma_query_port_speed,
+#endif
 	.create_cq = srdma_compat_create_cq,
 	.reg_user_mr = srdma_compat_reg_user_mr,
 #ifdef SRDMA_HAVE_RESIZE_USER_CQ

@@ -18,9 +18,10 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct srdma_ucontext *uctx = rdma_udata_to_drv_context(udata,
 					struct srdma_ucontext, ibuc);
 	struct softrdma_create_cq_resp resp = {};
+	bool ts = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	int err;
 
-	if (attr->flags)
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > SRDMA_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
@@ -32,7 +33,8 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	mutex_init(&cq->resize_lock);
 	err = srdma_ring_alloc(&cq->ring, uctx ? &uctx->ibuc : NULL,
 			       roundup_pow_of_two(attr->cqe),
-			       sizeof(struct softrdma_cqe));
+			       ts ? sizeof(struct softrdma_cqe_ts) :
+				    sizeof(struct softrdma_cqe));
 	if (err)
 		return err;
 	ibcq->cqe = cq->ring.num_slots;
@@ -70,7 +72,7 @@ int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext, ibuc);
 	mutex_lock(&cq->resize_lock);
 	err = srdma_ring_alloc(&new, &uctx->ibuc, roundup_pow_of_two(cqe),
-			       sizeof(struct softrdma_cqe));
+			       cq->ring.slot_size);
 	if (err)
 		goto out;
 	/* Told from our ring, before another resize can replace it. */
@@ -87,8 +89,7 @@ int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	}
 	for (i = 0; i < used; i++)
 		memcpy(srdma_ring_slot(&new, i),
-		       srdma_ring_slot(&cq->ring, cons + i),
-		       sizeof(struct softrdma_cqe));
+		       srdma_ring_slot(&cq->ring, cons + i), new.slot_size);
 	new.idx = used;
 	smp_store_release(&new.hdr->producer, used);
 	old = cq->ring;
@@ -147,6 +148,7 @@ int srdma_cq_add(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
 {
 	unsigned long flags;
 	int notify = 0;
+	void *slot;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (unlikely(srdma_ring_full(&cq->ring))) {
@@ -165,7 +167,10 @@ int srdma_cq_add(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
 		}
 		return -ENOSPC;
 	}
-	memcpy(srdma_ring_slot(&cq->ring, cq->ring.idx), cqe, sizeof(*cqe));
+	slot = srdma_ring_slot(&cq->ring, cq->ring.idx);
+	memcpy(slot, cqe, sizeof(*cqe));
+	if (cq->ring.slot_size >= sizeof(struct softrdma_cqe_ts))
+		((struct softrdma_cqe_ts *)slot)->timestamp = ktime_get_ns();
 	srdma_ring_produce(&cq->ring);
 
 	if (cq->notify == IB_CQ_NEXT_COMP ||

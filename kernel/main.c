@@ -73,6 +73,7 @@ static void srdma_dealloc_driver(struct ib_device *ibdev)
 	mutex_unlock(&srdma_dev_lock);
 
 	srdma_loop_fini(sdev);
+	srdma_mcast_fini(sdev);
 	if (sdev->net_attached)
 		srdma_net_detach(sdev);
 	srdma_counters_fini(sdev);
@@ -89,16 +90,19 @@ static const struct ib_device_ops srdma_device_ops = {
 	.device_group = &srdma_attr_group,
 
 	.advise_mr = srdma_advise_mr,
+	.alloc_dm = srdma_alloc_dm,
 	.alloc_hw_port_stats = srdma_alloc_hw_port_stats,
 	.alloc_mr = srdma_alloc_mr,
 	.alloc_mw = srdma_alloc_mw,
 	.alloc_pd = srdma_alloc_pd,
 	.alloc_ucontext = srdma_alloc_ucontext,
 	.alloc_xrcd = srdma_alloc_xrcd,
+	.attach_mcast = srdma_attach_mcast,
 	.create_ah = srdma_create_ah,
 	.create_qp = srdma_create_qp,
 	.create_srq = srdma_create_srq,
 	.create_user_ah = srdma_create_ah,
+	.dealloc_dm = srdma_dealloc_dm,
 	.dealloc_driver = srdma_dealloc_driver,
 	.dealloc_mw = srdma_dealloc_mw,
 	.dealloc_pd = srdma_dealloc_pd,
@@ -109,6 +113,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.destroy_cq = srdma_destroy_cq,
 	.destroy_qp = srdma_destroy_qp,
 	.destroy_srq = srdma_destroy_srq,
+	.detach_mcast = srdma_detach_mcast,
 	.disassociate_ucontext = srdma_disassociate_ucontext,
 	.get_dma_mr = srdma_get_dma_mr,
 	.get_hw_stats = srdma_get_hw_stats,
@@ -128,6 +133,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.query_port = srdma_query_port,
 	.query_qp = srdma_query_qp,
 	.query_srq = srdma_query_srq,
+	.reg_dm_mr = srdma_reg_dm_mr,
 	.rereg_user_mr = srdma_rereg_user_mr,
 	.req_notify_cq = srdma_req_notify_cq,
 
@@ -155,6 +161,7 @@ static struct srdma_dev *srdma_dev_alloc(struct net_device *ndev)
 	sdev->net = dev_net(ndev);
 	INIT_LIST_HEAD(&sdev->list);
 	INIT_LIST_HEAD(&sdev->net_node);
+	INIT_LIST_HEAD(&sdev->mcgs);
 	INIT_WORK(&sdev->unreg_work, srdma_unreg_work);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);

@@ -113,6 +113,7 @@ int srdma_xfer_piece(struct srdma_xfer *x, struct page *page,
 			    u32 pg_off, u8 *va, u32 n)
 {
 	struct sk_buff *skb = x->skb;
+	u64 v;
 	int i;
 
 	switch (x->op) {
@@ -120,6 +121,21 @@ int srdma_xfer_piece(struct srdma_xfer *x, struct page *page,
 		memcpy(x->buf + x->done, va, n);
 		break;
 	case SRDMA_FROM_BUF:
+		memcpy(va, x->buf + x->done, n);
+		break;
+	case SRDMA_STORE64:
+		if (n == sizeof(v) && IS_ALIGNED((unsigned long)va, sizeof(v))) {
+			memcpy(&v, x->buf, sizeof(v));
+			/* one store, after every earlier placement of this QP */
+			smp_store_release((u64 *)va, v);
+			break;
+		}
+		/*
+		 * The MR's memory does not align as its addresses do (an iova
+		 * chosen apart from the buffer, a zero-based MR at an odd
+		 * offset): no single store can place it, so in order.
+		 */
+		smp_wmb();
 		memcpy(va, x->buf + x->done, n);
 		break;
 	case SRDMA_FROM_SKB:
@@ -194,7 +210,7 @@ int srdma_mr_xfer(struct srdma_mr *mr, u64 iova, u32 len, struct srdma_xfer *x)
 	if (mr->odp)
 		return srdma_odp_xfer(mr, iova, len, x);
 
-	off = iova - mr->iova + ib_umem_offset(mr->umem);
+	off = iova - mr->iova + mr->page_off;
 	while (len && !err) {
 		struct page *page = mr->pages[off >> PAGE_SHIFT];
 		u32 pg_off = offset_in_page(off);
@@ -233,6 +249,9 @@ static int srdma_mr_map_pages(struct srdma_mr *mr)
 struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
 {
+	/* Implicit ODP: the whole address space, mapped as used. */
+	bool implicit = (access & IB_ACCESS_ON_DEMAND) && !start &&
+			length == U64_MAX;
 	struct srdma_dev *sdev = to_sdev(pd->device);
 	struct srdma_mr *mr;
 	int err;
@@ -240,10 +259,8 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	/* Optional flags (relaxed ordering) are hints we may ignore. */
 	if (access & ~(SRDMA_MR_ACCESS | IB_ACCESS_OPTIONAL))
 		return ERR_PTR(-EOPNOTSUPP);
-	/* Implicit ODP: the whole address space, mapped as used. */
-	if ((access & IB_ACCESS_ON_DEMAND) && !start && length == U64_MAX)
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!length || length > SRDMA_MAX_MR_SIZE || iova + length < iova)
+	if (implicit ? iova :
+	    !length || length > SRDMA_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
@@ -252,6 +269,7 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = access;
+	mr->odp_implicit = implicit;
 
 	if (access & IB_ACCESS_ON_DEMAND) {
 		err = srdma_odp_reg(sdev, mr, start);
@@ -266,6 +284,7 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 		err = srdma_mr_map_pages(mr);
 		if (err)
 			goto err_umem;
+		mr->page_off = ib_umem_offset(mr->umem);
 	}
 	err = srdma_mr_add(sdev, mr);
 	if (err)
@@ -354,12 +373,13 @@ int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	srdma_mr_put(mr);
 	wait_for_completion(&mr->released);
 
-	if (mr->odp) {
+	if (mr->odp)
 		srdma_odp_release(mr);
-	} else if (mr->umem) {
-		kvfree(mr->pages);
+	else if (mr->umem)
 		ib_umem_release(mr->umem);
-	}
+	else if (mr->dm_mmap)
+		rdma_user_mmap_entry_put(mr->dm_mmap);
+	kvfree(mr->pages);
 	kfree(mr->kpages);
 	kfree_rcu(mr, rcu);
 	return 0;
@@ -383,7 +403,7 @@ int srdma_sge_xfer(struct srdma_qp *qp, const struct softrdma_sge *sge,
 		   u32 nsge, u32 off, u32 len, struct srdma_xfer *x)
 {
 	struct srdma_dev *sdev = qp_sdev(qp);
-	int access = x->op == SRDMA_FROM_BUF || x->op == SRDMA_FROM_SKB ?
+	int access = srdma_xfer_to_mem(x->op) ?
 		     IB_ACCESS_LOCAL_WRITE : 0;
 	int err;
 

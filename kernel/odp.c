@@ -16,11 +16,34 @@
  * mapped page is its kernel virtual address. Copies run under the MR's
  * odp_lock, which the invalidation takes before it unmaps pages, so no
  * page goes away under a copy.
+ *
+ * An implicit MR (the whole address space) keeps its pages in child
+ * umems of SRDMA_ODP_CHILD_SHIFT bytes each, made by the fault work (or a
+ * prefetch) the first time an access falls in their range, each with its
+ * own MMU interval notifier, all freed with the MR.
  */
 #include <linux/mmu_notifier.h>
+#include <linux/sched/mm.h>
 #include <rdma/ib_umem_odp.h>
 
 #include "srdma.h"
+
+/* 2 MiB: 512 pages a child, 8 KiB of page state. */
+#define SRDMA_ODP_CHILD_SHIFT	21
+
+/* The umem that holds @va: the MR's own, or a child (NULL: none yet). */
+static struct ib_umem_odp *srdma_odp_umem(struct srdma_mr *mr, u64 va)
+{
+	if (!mr->odp_implicit)
+		return to_ib_umem_odp(mr->umem);
+	return xa_load(&mr->odp_children, va >> SRDMA_ODP_CHILD_SHIFT);
+}
+
+/* Implicit MR: can [@va, @end) be user memory of the MR's process? */
+static bool srdma_odp_user_range(struct srdma_mr *mr, u64 va, u64 end)
+{
+	return end >= va && end <= mr->umem->owning_mm->task_size;
+}
 
 /* Called with umem_mutex held, and the MR's odp_lock when it has an MR. */
 static void srdma_odp_unmap_range(struct ib_umem_odp *odp,
@@ -62,6 +85,53 @@ static const struct mmu_interval_notifier_ops srdma_odp_ops = {
 	.invalidate = srdma_odp_invalidate,
 };
 
+/* Map [@va, @va + @len) of one umem; see srdma_odp_map(). */
+static int srdma_odp_map_umem(struct ib_umem_odp *odp, u64 va, u64 len,
+			      bool fault)
+{
+	int np;
+
+	if (va < ib_umem_start(odp) || va + len > ib_umem_end(odp) ||
+	    va + len < va)
+		return -EFAULT;
+	np = ib_umem_odp_map_dma_and_lock(odp, va, len,
+					  srdma_odp_map_access(odp->umem.writable),
+					  fault);
+	if (np < 0)
+		return np;
+	mutex_unlock(&odp->umem_mutex);
+	return 0;
+}
+
+/*
+ * The child of implicit @mr that holds @va, made now if there is none.
+ * Sleeps; the fault work and a prefetch may race to make it: one wins.
+ */
+static struct ib_umem_odp *srdma_odp_child(struct srdma_mr *mr, u64 va)
+{
+	unsigned long idx = va >> SRDMA_ODP_CHILD_SHIFT;
+	struct ib_umem_odp *child, *old;
+
+	child = xa_load(&mr->odp_children, idx);
+	if (child)
+		return child;
+	child = ib_umem_odp_alloc_child(to_ib_umem_odp(mr->umem),
+					idx << SRDMA_ODP_CHILD_SHIFT,
+					BIT(SRDMA_ODP_CHILD_SHIFT),
+					&srdma_odp_ops);
+	if (IS_ERR(child))
+		return child;
+	/* Under umem_mutex, which the invalidation takes first. */
+	mutex_lock(&child->umem_mutex);
+	child->private = mr;
+	mutex_unlock(&child->umem_mutex);
+	old = xa_cmpxchg(&mr->odp_children, idx, NULL, child, GFP_KERNEL);
+	if (!old)
+		return child;
+	ib_umem_odp_release(child);
+	return xa_is_err(old) ? ERR_PTR(xa_err(old)) : old;
+}
+
 /**
  * srdma_odp_map - map user range [@va, @va + @len) of an ODP MR
  * @mr: the MR
@@ -74,18 +144,26 @@ static const struct mmu_interval_notifier_ops srdma_odp_ops = {
 static int srdma_odp_map(struct srdma_mr *mr, u64 va, u64 len,
 			 bool fault)
 {
-	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
-	int np;
+	u64 end = va + len;
 
-	if (va < ib_umem_start(odp) || va + len > ib_umem_end(odp) ||
-	    va + len < va)
-		return -EFAULT;
-	np = ib_umem_odp_map_dma_and_lock(odp, va, len,
-					  srdma_odp_map_access(odp->umem.writable),
+	if (!mr->odp_implicit)
+		return srdma_odp_map_umem(to_ib_umem_odp(mr->umem), va, len,
 					  fault);
-	if (np < 0)
-		return np;
-	mutex_unlock(&odp->umem_mutex);
+	if (!srdma_odp_user_range(mr, va, end))
+		return -EFAULT;
+	while (va < end) {
+		struct ib_umem_odp *child = srdma_odp_child(mr, va);
+		u64 n;
+		int err;
+
+		if (IS_ERR(child))
+			return PTR_ERR(child);
+		n = min_t(u64, end, ib_umem_end(child)) - va;
+		err = srdma_odp_map_umem(child, va, n, fault);
+		if (err)
+			return err;
+		va += n;
+	}
 	return 0;
 }
 
@@ -136,13 +214,19 @@ static void srdma_odp_want(struct srdma_mr *mr, u64 va, u32 len)
 static int srdma_odp_present(struct srdma_mr *mr, u64 va, u32 len,
 			     bool write)
 {
-	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
-	u64 start = ib_umem_start(odp), end = va + len;
-	u64 idx;
+	u64 end = va + len, pg;
 
-	for (idx = (va - start) >> odp->page_shift;
-	     idx <= (end - 1 - start) >> odp->page_shift; idx++) {
-		if (srdma_odp_page_ok(odp, idx, write))
+	/* Beyond the process's address space: no memory, ever. */
+	if (mr->odp_implicit && !srdma_odp_user_range(mr, va, end))
+		return -EACCES;
+	for (pg = va; pg < end;) {
+		struct ib_umem_odp *odp = srdma_odp_umem(mr, pg);
+		unsigned int shift = odp ? odp->page_shift : PAGE_SHIFT;
+		bool ok = odp && srdma_odp_page_ok(odp, (pg - ib_umem_start(odp)) >>
+						   shift, write);
+
+		pg = (pg | (BIT_ULL(shift) - 1)) + 1;	/* the next page */
+		if (ok)
 			continue;
 		/* It failed to map before: a protection error, once. */
 		if (va < mr->odp_bad_end && end > mr->odp_bad_start) {
@@ -191,23 +275,29 @@ int srdma_odp_probe(struct srdma_mr *mr, u64 iova, u32 len, bool write)
 int srdma_odp_xfer(struct srdma_mr *mr, u64 iova, u32 len,
 		   struct srdma_xfer *x)
 {
-	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
 	u64 va = iova - mr->iova + mr->umem->address;
-	u64 start = ib_umem_start(odp);
-	unsigned int shift = odp->page_shift;
+	struct ib_umem_odp *odp = NULL;
 	bool to_mr;
 	int err;
 
 	if (!len)
 		return 0;
-	to_mr = x->op == SRDMA_FROM_BUF || x->op == SRDMA_FROM_SKB;
+	to_mr = srdma_xfer_to_mem(x->op);
 	spin_lock_bh(&mr->odp_lock);
 	err = srdma_odp_present(mr, va, len, to_mr);
-	/* Piece by small page: a fragment must not cross one. */
+	/* Piece by small page: a fragment must not cross one (nor a child). */
 	while (len && !err) {
-		u8 *kva = srdma_odp_page_kva(odp, (va - start) >> shift) +
-			  (va & (BIT_ULL(shift) - 1));
-		u32 n = min_t(u64, len, PAGE_SIZE - offset_in_page(kva));
+		unsigned int shift;
+		u8 *kva;
+		u32 n;
+
+		/* one lookup per child, not per page */
+		if (!odp || va >= ib_umem_end(odp))
+			odp = srdma_odp_umem(mr, va);
+		shift = odp->page_shift;
+		kva = srdma_odp_page_kva(odp, (va - ib_umem_start(odp)) >>
+					 shift) + (va & (BIT_ULL(shift) - 1));
+		n = min_t(u64, len, PAGE_SIZE - offset_in_page(kva));
 
 		err = srdma_xfer_piece(x, virt_to_page(kva),
 				       offset_in_page(kva), kva, n);
@@ -236,6 +326,20 @@ int srdma_odp_reg(struct srdma_dev *sdev, struct srdma_mr *mr, u64 start)
 		return -EOPNOTSUPP;
 	spin_lock_init(&mr->odp_lock);
 	INIT_WORK(&mr->odp_work, srdma_odp_fault_work);
+	if (mr->odp_implicit) {
+		odp = ib_umem_odp_alloc_implicit(&sdev->ibdev, mr->access);
+		if (IS_ERR(odp))
+			return PTR_ERR(odp);
+		/*
+		 * Children are made later, maybe after the process has left:
+		 * its mm_struct must outlive the MR (the root holds nothing).
+		 */
+		mmgrab(odp->umem.owning_mm);
+		xa_init(&mr->odp_children);
+		mr->umem = &odp->umem;
+		mr->odp = true;
+		return 0;
+	}
 	odp = ib_umem_odp_get(&sdev->ibdev, start, mr->length, mr->access,
 			      &srdma_odp_ops);
 	if (IS_ERR(odp))
@@ -258,7 +362,16 @@ int srdma_odp_reg(struct srdma_dev *sdev, struct srdma_mr *mr, u64 start)
 
 void srdma_odp_release(struct srdma_mr *mr)
 {
-	ib_umem_odp_release(to_ib_umem_odp(mr->umem));
+	struct ib_umem_odp *root = to_ib_umem_odp(mr->umem), *child;
+	unsigned long idx;
+
+	if (mr->odp_implicit) {
+		xa_for_each(&mr->odp_children, idx, child)
+			ib_umem_odp_release(child);
+		xa_destroy(&mr->odp_children);
+		mmdrop(root->umem.owning_mm);
+	}
+	ib_umem_odp_release(root);
 }
 
 /**

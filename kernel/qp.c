@@ -238,6 +238,11 @@ enum ib_wc_opcode srdma_wr_to_wc_opcode(u32 wr_opcode)
 		return IB_WC_COMP_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	/* User QPs only: the kernel's own WRs cannot ask for these. */
+	case SOFTRDMA_WR_FLUSH:
+		return (enum ib_wc_opcode)SOFTRDMA_WC_FLUSH;
+	case SOFTRDMA_WR_ATOMIC_WRITE:
+		return (enum ib_wc_opcode)SOFTRDMA_WC_ATOMIC_WRITE;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_UVERBS_WR_BIND_MW:

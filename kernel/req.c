@@ -168,9 +168,12 @@ static void srdma_arm_timer(struct srdma_qp *qp, unsigned long delay)
 			 SRDMA_WR(LOCAL_INV) | SRDMA_WR(BIND_MW) |	\
 			 BIT(SRDMA_WR_REG_MR))
 
+/* IBA 1.5 memory placement: RC only (XRC has no opcodes for them). */
+#define SRDMA_PLACE_WRS	(BIT(SOFTRDMA_WR_FLUSH) | BIT(SOFTRDMA_WR_ATOMIC_WRITE))
+
 /* The operations each QP type carries. */
 static const u32 srdma_qpt_ops[IB_QPT_XRC_INI + 1] = {
-	[IB_QPT_RC] = SRDMA_RC_WRS,
+	[IB_QPT_RC] = SRDMA_RC_WRS | SRDMA_PLACE_WRS,
 	[IB_QPT_UC] = SRDMA_WR(SEND) | SRDMA_WR(SEND_WITH_IMM) |
 		      SRDMA_WR(RDMA_WRITE) | SRDMA_WR(RDMA_WRITE_WITH_IMM) |
 		      SRDMA_WR(LOCAL_INV) | SRDMA_WR(BIND_MW) |
@@ -193,10 +196,20 @@ static bool srdma_wr_local(u32 opcode)
 	       opcode == IB_UVERBS_WR_BIND_MW || opcode == SRDMA_WR_REG_MR;
 }
 
-/* Reads and atomics complete when their response is in, not on an ACK. */
+/* FLUSH and ATOMIC WRITE: answered by an empty read response. */
+static bool srdma_wr_placement(u32 opcode)
+{
+	return opcode == SOFTRDMA_WR_FLUSH || opcode == SOFTRDMA_WR_ATOMIC_WRITE;
+}
+
+/*
+ * Reads, atomics and placements complete when their response is in, not
+ * on an ACK; each holds one of the responder's resources until then.
+ */
 static bool srdma_wr_needs_resp(u32 opcode)
 {
-	return opcode == IB_UVERBS_WR_RDMA_READ || srdma_wr_atomic(opcode);
+	return opcode == IB_UVERBS_WR_RDMA_READ || srdma_wr_atomic(opcode) ||
+	       srdma_wr_placement(opcode);
 }
 
 /* Copy and check WQE @qp->fetched; a bad one completes with an error. */
@@ -220,6 +233,14 @@ static void srdma_fetch(struct srdma_qp *qp)
 	}
 	if (srdma_wr_local(w->opcode)) {
 		st->local = true;
+		return;
+	}
+	/* One packet: ATOMIC WRITE's 8 bytes are in the WQE, FLUSH has none. */
+	if (srdma_wr_placement(w->opcode)) {
+		if (w->opcode == SOFTRDMA_WR_FLUSH && w->wr.flush.length > U32_MAX)
+			st->status = IB_WC_LOC_LEN_ERR;
+		st->len = w->opcode == SOFTRDMA_WR_ATOMIC_WRITE ? sizeof(u64) : 0;
+		st->npkts = 1;
 		return;
 	}
 	if (w->send_flags & IB_SEND_INLINE) {
@@ -260,6 +281,10 @@ static u8 srdma_req_opcode(const struct softrdma_send_wqe *w, bool first,
 		return ROCE_RC_CMP_SWAP;
 	if (w->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
 		return ROCE_RC_FETCH_ADD;
+	if (w->opcode == SOFTRDMA_WR_FLUSH)
+		return ROCE_RC_FLUSH;
+	if (w->opcode == SOFTRDMA_WR_ATOMIC_WRITE)
+		return ROCE_RC_ATOMIC_WRITE;
 	if (w->opcode == IB_UVERBS_WR_SEND_WITH_INV && last)
 		return first ? ROCE_RC_SEND_ONLY_INV : ROCE_RC_SEND_LAST_INV;
 	if (w->opcode == IB_UVERBS_WR_SEND ||
@@ -294,6 +319,7 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	u32 mtu = qp->mtu;
 	bool read = w->opcode == IB_UVERBS_WR_RDMA_READ;
 	bool atomic = srdma_wr_atomic(w->opcode);
+	bool place = srdma_wr_placement(w->opcode);
 	bool first = !qp->req_off;
 	u32 n = read || atomic ? 0 : min(st->len - qp->req_off, mtu);
 	bool last = read || atomic || qp->req_off + n == st->len;
@@ -324,7 +350,7 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	 * complete once sent, when the user may reuse the buffer at once.
 	 */
 	skb = srdma_pkt_alloc(qp, info->hdr_len, n,
-			      !rc || (w->send_flags & IB_SEND_INLINE));
+			      !rc || (w->send_flags & IB_SEND_INLINE) || place);
 	if (!skb)
 		return -ENOMEM;
 	hdr = skb->data;
@@ -348,11 +374,17 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	if (info->flags & ROCE_F_XRCETH)
 		roce_xrceth_encode((void *)(hdr + info->off[ROCE_EXT_XRCETH]),
 				   w->xrc_srqn);
+	if (info->flags & ROCE_F_FETH)
+		roce_feth_encode((void *)(hdr + info->off[ROCE_EXT_FETH]),
+				 w->wr.flush.type, w->wr.flush.level);
 	/* A read asked again starts where the placed responses end. */
 	if (info->flags & ROCE_F_RETH)
 		roce_reth_encode((void *)(hdr + info->off[ROCE_EXT_RETH]),
 				 w->wr.rdma.remote_addr + qp->req_off,
-				 w->wr.rdma.rkey, st->len - qp->req_off);
+				 w->wr.rdma.rkey,
+				 w->opcode == SOFTRDMA_WR_FLUSH ?
+				 (u32)w->wr.flush.length :
+				 st->len - qp->req_off);
 	if (info->flags & ROCE_F_ATMETH) {
 		bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
 
@@ -370,7 +402,9 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		roce_ieth_encode((void *)(hdr + info->off[ROCE_EXT_IETH]),
 				 (__force u32)w->ex);
 
-	if ((w->send_flags & IB_SEND_INLINE) || atomic) {
+	if (place) {
+		srdma_pkt_put_data(skb, w->wr.atomic_write.data, n, pad);
+	} else if ((w->send_flags & IB_SEND_INLINE) || atomic) {
 		srdma_pkt_put_data(skb, (u8 *)w->sge + qp->req_off, n, pad);
 	} else {
 		struct srdma_pkt_src src = {
@@ -399,7 +433,7 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	if (!rc)
 		qp->una_psn = qp->req_psn;	/* nothing to wait for */
 	if (last) {
-		if ((read || atomic) && !st->rd_out) {
+		if ((read || atomic || place) && !st->rd_out) {
 			st->rd_out = true;
 			qp->rd_out++;
 		}
@@ -833,6 +867,15 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 	if (pkt->info->flags & ROCE_F_ATOMIC) {
 		if (!srdma_comp_atomic(qp, pkt, w, st))
 			goto unmapped;
+		srdma_comp_ack_upto(qp, roce_psn_next(psn));
+		goto done;
+	}
+	if (srdma_wr_placement(w->opcode)) {
+		/* An empty response in one packet: the data is placed. */
+		if (pkt->payload_len || !(pkt->info->flags & ROCE_F_LAST))
+			st->status = IB_WC_BAD_RESP_ERR;
+		st->read_done = true;
+		srdma_rd_done(qp, st);
 		srdma_comp_ack_upto(qp, roce_psn_next(psn));
 		goto done;
 	}

@@ -680,7 +680,7 @@ static int srdma_resp_read_replay(struct srdma_qp *qp,
 	u64 skip;
 
 	for (i = 1; (rd = srdma_resp_rd_held(qp, i)); i++) {
-		if (rd->atomic || rd->rkey != roce_reth_rkey(reth))
+		if (rd->atomic || rd->placed || rd->rkey != roce_reth_rkey(reth))
 			continue;
 		npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, qp->mtu));
 		if (roce_psn_before(psn, rd->psn) ||
@@ -696,18 +696,34 @@ static int srdma_resp_read_replay(struct srdma_qp *qp,
 
 /*
  * A duplicate atomic is not executed again: its saved result is sent
- * again, if this responder still holds it.
+ * again, if this responder still holds it. So is a duplicate FLUSH or
+ * ATOMIC WRITE (@placed) answered, never placed twice.
  * Return: 0, -ENOENT (not held), or -EBUSY (queue full).
  */
-static int srdma_resp_atomic_replay(struct srdma_qp *qp, u32 psn)
+static int srdma_resp_atomic_replay(struct srdma_qp *qp, u32 psn,
+				    bool placed)
 {
 	struct srdma_rd *rd;
 	u32 i;
 
 	for (i = 1; (rd = srdma_resp_rd_held(qp, i)); i++)
-		if (rd->atomic && rd->psn == psn)
+		if ((placed ? rd->placed : rd->atomic) && rd->psn == psn)
 			return srdma_resp_queue(qp, rd, psn);
 	return -ENOENT;
+}
+
+/*
+ * The outcome of an atomic's or ATOMIC WRITE's access to its MR (@err of
+ * srdma_mr_xfer()). Return: RESP_DONE (0), -EAGAIN (an ODP page being
+ * mapped: RNR), or RESP_QP_ERROR after the NAK the error calls for.
+ */
+static int srdma_resp_placed(struct srdma_qp *qp, int err)
+{
+	if (!err || err == -EAGAIN)
+		return err;
+	srdma_resp_nak(qp, err == -EACCES ? ROCE_NAK_REMOTE_ACCESS :
+			   ROCE_NAK_REMOTE_OP);
+	return RESP_QP_ERROR;
 }
 
 /*
@@ -757,17 +773,111 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 	}
 	spin_unlock(&srdma_atomic_lock);
 	srdma_mr_put(mr);
-	if (err == -EAGAIN)
-		return -EAGAIN;	/* an ODP page being mapped: RNR */
-	if (err) {
-		srdma_resp_nak(qp, err == -EACCES ? ROCE_NAK_REMOTE_ACCESS :
-				   ROCE_NAK_REMOTE_OP);
-		return RESP_QP_ERROR;
-	}
+	err = srdma_resp_placed(qp, err);
+	if (err)
+		return err;
 
 	*rd = (struct srdma_rd) {
 		.atomic = true,
 		.orig = orig,
+		.psn = psn,
+		.msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK,
+	};
+	return srdma_resp_queue(qp, rd, psn);
+}
+
+/* ATOMIC WRITE: 8 aligned bytes of an MR with remote write access. */
+static int srdma_resp_atomic_write(struct srdma_qp *qp,
+				   const struct roce_pkt_info *pkt)
+{
+	const struct roce_reth *reth = roce_pkt_reth(pkt);
+	/* 8 bytes of payload: the whole packet is linear (see rx.c). */
+	struct srdma_xfer x = { .op = SRDMA_STORE64, .buf = (u8 *)pkt->payload };
+	u64 va = roce_reth_va(reth);
+	struct srdma_mr *mr;
+	int err;
+
+	if (roce_reth_len(reth) != sizeof(u64) ||
+	    pkt->payload_len != sizeof(u64) || (va & (sizeof(u64) - 1))) {
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		return RESP_QP_ERROR;
+	}
+	mr = srdma_resp_mr(qp, roce_reth_rkey(reth), va, sizeof(u64),
+			   IB_ACCESS_REMOTE_WRITE);
+	if (!mr) {
+		srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
+		return RESP_QP_ERROR;
+	}
+	/* Under the atomics' lock: atomic with respect to them too. */
+	spin_lock(&srdma_atomic_lock);
+	err = srdma_mr_xfer(mr, va, sizeof(u64), &x);
+	spin_unlock(&srdma_atomic_lock);
+	srdma_mr_put(mr);
+	return srdma_resp_placed(qp, err);
+}
+
+/*
+ * FLUSH: the data of the writes before it, on this QP, placed where its
+ * placement type says, for the RETH's range or the whole MR. Our writes
+ * are CPU stores, visible to all once done: a barrier makes them globally
+ * visible. No MR is ever persistent (no FLUSH_PERSISTENT access): such a
+ * flush fails its access check.
+ */
+static int srdma_resp_flush(struct srdma_qp *qp,
+			    const struct roce_pkt_info *pkt)
+{
+	const struct roce_feth *feth = roce_pkt_feth(pkt);
+	const struct roce_reth *reth = roce_pkt_reth(pkt);
+	u8 type = roce_feth_type(feth);
+	u8 level = roce_feth_level(feth);
+	int access = (type & ROCE_FLUSH_GLOBAL ? IB_ACCESS_FLUSH_GLOBAL : 0) |
+		     (type & ROCE_FLUSH_PERSISTENT ?
+		      IB_ACCESS_FLUSH_PERSISTENT : 0);
+	struct srdma_mr *mr;
+
+	if (!type || (type & ~(ROCE_FLUSH_GLOBAL | ROCE_FLUSH_PERSISTENT)) ||
+	    level > ROCE_FLUSH_MR) {
+		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
+		return RESP_QP_ERROR;
+	}
+	if (level == ROCE_FLUSH_MR)	/* the RETH's range is ignored */
+		mr = (qp->attr.qp_access_flags & access) == access ?
+		     srdma_mr_get(qp_sdev(qp), roce_reth_rkey(reth),
+				  srdma_qp_pd(qp), access) : NULL;
+	else
+		mr = srdma_resp_mr(qp, roce_reth_rkey(reth),
+				   roce_reth_va(reth), roce_reth_len(reth),
+				   access);
+	if (!mr) {
+		srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
+		return RESP_QP_ERROR;
+	}
+	srdma_mr_put(mr);
+	/* the writes before it are visible before its response goes out */
+	smp_mb();
+	return RESP_DONE;
+}
+
+/*
+ * FLUSH or ATOMIC WRITE (IBA 1.5): placed, then answered with an empty
+ * read response that is kept, like an atomic's result, for a duplicate.
+ * Return: RESP_DONE, RESP_QP_ERROR after a NAK, -EAGAIN (RNR) or -EBUSY.
+ */
+static int srdma_resp_place(struct srdma_qp *qp,
+			    const struct roce_pkt_info *pkt, u32 psn)
+{
+	struct srdma_rd *rd;
+	int ret;
+
+	if (srdma_resp_queue_full(qp))
+		return -EBUSY;	/* before placing: a retry places once */
+	ret = pkt->info->flags & ROCE_F_FLUSH ? srdma_resp_flush(qp, pkt) :
+						srdma_resp_atomic_write(qp, pkt);
+	if (ret != RESP_DONE)
+		return ret;
+	rd = srdma_resp_hold(qp);
+	*rd = (struct srdma_rd) {
+		.placed = true,
 		.psn = psn,
 		.msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK,
 	};
@@ -790,7 +900,9 @@ static bool srdma_resp_rc_seq(struct srdma_qp *qp,
 		if (pkt->info->flags & ROCE_F_READ)
 			err = srdma_resp_read_replay(qp, pkt, psn);
 		else if (pkt->info->flags & ROCE_F_ATOMIC)
-			err = srdma_resp_atomic_replay(qp, psn);
+			err = srdma_resp_atomic_replay(qp, psn, false);
+		else if (pkt->info->flags & (ROCE_F_FLUSH | ROCE_F_AWRITE))
+			err = srdma_resp_atomic_replay(qp, psn, true);
 		else if (roce_bth_ackreq(pkt->bth))
 			srdma_resp_ack(qp, roce_psn_sub(qp->epsn, 1),
 				       srdma_ack_syndrome());
@@ -875,7 +987,8 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	 * FIRST/ONLY start a message, MIDDLE/LAST continue the open one of
 	 * the same kind; a read request comes between messages.
 	 */
-	if ((flags & (ROCE_F_READ | ROCE_F_ATOMIC)) ? qp->msg_open :
+	if ((flags & (ROCE_F_READ | ROCE_F_ATOMIC | ROCE_F_FLUSH |
+		      ROCE_F_AWRITE)) ? qp->msg_open :
 	    !!(flags & ROCE_F_FIRST) == !!qp->msg_open ||
 	    (qp->msg_open && !(flags & qp->msg_open))) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
@@ -916,7 +1029,8 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		}
 		goto out;
 	} else {
-		ret = srdma_resp_atomic(qp, pkt, psn);
+		ret = flags & ROCE_F_ATOMIC ? srdma_resp_atomic(qp, pkt, psn) :
+					      srdma_resp_place(qp, pkt, psn);
 		if (ret == -EAGAIN) {
 			srdma_resp_rnr(qp, psn);
 			ret = RESP_DONE;

@@ -8,12 +8,6 @@
 
 #include "srdma.h"
 
-static inline struct srdma_mmap_entry *
-to_entry(struct rdma_user_mmap_entry *rdma)
-{
-	return container_of(rdma, struct srdma_mmap_entry, rdma);
-}
-
 /**
  * srdma_ring_alloc - allocate a ring and, for a user queue, its mmap entry
  * @ring: the ring to fill
@@ -36,6 +30,7 @@ int srdma_ring_alloc(struct srdma_ring *ring, struct ib_ucontext *uctx,
 	ring->hdr = vmalloc_user(size);	/* zeroed, mappable to user */
 	if (!ring->hdr)
 		return -ENOMEM;
+	ring->hdr->magic = SOFTRDMA_RING_MAGIC;
 	if (!uctx)
 		return 0;
 
@@ -59,6 +54,13 @@ err_free:
 
 void srdma_ring_free(struct srdma_ring *ring)
 {
+	/*
+	 * A process may still have the ring mapped (its pages outlive us
+	 * until unmapped), and after a device removal it still polls it:
+	 * the cleared magic tells its provider that nothing will come.
+	 */
+	if (ring->hdr)
+		WRITE_ONCE(ring->hdr->magic, 0);
 	if (ring->mmap)
 		rdma_user_mmap_entry_remove(ring->mmap);	/* frees later */
 	else
@@ -99,14 +101,14 @@ int srdma_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	if (vma->vm_end - vma->vm_start != rdma->npages << PAGE_SHIFT)
 		err = -EINVAL;
 	else
-		err = remap_vmalloc_range(vma, to_entry(rdma)->addr, 0);
+		err = remap_vmalloc_range(vma, to_mmap_entry(rdma)->addr, 0);
 	rdma_user_mmap_entry_put(rdma);
 	return err;
 }
 
 void srdma_mmap_free(struct rdma_user_mmap_entry *rdma)
 {
-	struct srdma_mmap_entry *entry = to_entry(rdma);
+	struct srdma_mmap_entry *entry = to_mmap_entry(rdma);
 
 	vfree(entry->addr);
 	kfree(entry);

@@ -36,11 +36,20 @@ struct srdma_ring {
 	struct rdma_user_mmap_entry *mmap;
 };
 
-/* The mmap entry of a ring: owns the ring memory once inserted. */
+/*
+ * The mmap entry of a ring or of device memory (dm.c): owns the vmalloc
+ * memory once inserted.
+ */
 struct srdma_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *addr;
 };
+
+static inline struct srdma_mmap_entry *
+to_mmap_entry(struct rdma_user_mmap_entry *rdma)
+{
+	return container_of(rdma, struct srdma_mmap_entry, rdma);
+}
 
 int srdma_ring_alloc(struct srdma_ring *ring, struct ib_ucontext *uctx,
 		     u32 num_slots, u32 slot_size);

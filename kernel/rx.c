@@ -85,6 +85,14 @@ static bool srdma_rx_direction_ok(const struct srdma_qp *qp, u32 flags)
 	}
 }
 
+/* A datagram taken in by @sdev, counted with its IP header. */
+static void srdma_rx_count(struct srdma_dev *sdev, const struct sk_buff *skb)
+{
+	srdma_count(sdev, SRDMA_CNT_RX_PKTS);
+	srdma_count_add(sdev, SRDMA_CNT_RX_BYTES,
+			skb->len - skb_network_offset(skb));
+}
+
 /*
  * Drop a datagram no QP took: counted against the device of the netdev it
  * came in on (see srdma_net_rx_dev()).
@@ -96,9 +104,7 @@ static void srdma_rx_drop(struct net *net, struct sk_buff *skb, int cnt)
 	rcu_read_lock();
 	sdev = srdma_net_rx_dev(net, skb->dev);
 	if (sdev) {
-		srdma_count(sdev, SRDMA_CNT_RX_PKTS);
-		srdma_count_add(sdev, SRDMA_CNT_RX_BYTES,
-				skb->len - skb_network_offset(skb));
+		srdma_rx_count(sdev, skb);
 		srdma_drop(sdev, cnt);
 	}
 	rcu_read_unlock();
@@ -132,6 +138,47 @@ static struct srdma_qp *srdma_gsi_lookup_rcu(struct net *net,
 	sdev = srdma_net_rx_dev(net, ndev);
 	return sdev && (!ndev || sdev->ndev == ndev) ?
 	       rcu_dereference(sdev->gsi_qp) : NULL;
+}
+
+/*
+ * A datagram to a multicast group: to each UD QP of the device it came in
+ * on that is attached to the group, each looked up and checked as for a
+ * unicast datagram. Caller holds rcu_read_lock(); consumes the skb.
+ */
+static void srdma_rx_mcast(struct net *net, const struct srdma_rx_pkt *pkt)
+{
+	struct srdma_dev *sdev = srdma_net_rx_dev(net, pkt->skb->dev);
+	struct sk_buff *skb = pkt->skb;
+	union ib_gid dgid;
+	const u32 *qpns;
+	u32 i, n = 0;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)dgid.raw);
+	else
+		memcpy(dgid.raw, &ipv6_hdr(skb)->daddr, sizeof(dgid));
+	if (sdev)
+		n = srdma_mcg_qpns_rcu(sdev, &dgid, &qpns);
+	if (!n) {
+		srdma_rx_drop(net, skb, SRDMA_CNT_DROP_NO_QP);
+		return;
+	}
+	srdma_rx_count(sdev, skb);
+	for (i = 0; i < n; i++) {
+		struct srdma_qp *qp = srdma_qp_lookup_rcu(qpns[i]);
+
+		if (!qp || qp_sdev(qp) != sdev || !srdma_qp_is_ud(qp))
+			continue;	/* going, or a number reused */
+		if (!roce_opcode_valid_for(pkt->rp.opcode,
+					   srdma_qp_transport(qp)))
+			srdma_drop(sdev, SRDMA_CNT_DROP_QP_TYPE);
+		else if (!srdma_rx_from_peer(qp, skb, pkt->rp.bth))
+			srdma_drop(sdev, SRDMA_CNT_DROP_SOURCE);
+		else
+			srdma_ud_rx(qp, &pkt->rp);
+	}
+	consume_skb(skb);
 }
 
 /**
@@ -176,6 +223,11 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 	pkt.payload_off = sizeof(struct udphdr) + pkt.rp.hdr_len;
 
 	rcu_read_lock();
+	if (roce_bth_qpn(pkt.rp.bth) == ROCE_QPN_MCAST) {
+		srdma_rx_mcast(net, &pkt);
+		rcu_read_unlock();
+		return;
+	}
 	if (roce_bth_qpn(pkt.rp.bth) == 1)
 		qp = srdma_gsi_lookup_rcu(net, skb);
 	else
@@ -186,9 +238,7 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 		return;
 	}
 	sdev = qp_sdev(qp);
-	srdma_count(sdev, SRDMA_CNT_RX_PKTS);
-	srdma_count_add(sdev, SRDMA_CNT_RX_BYTES,
-			skb->len - skb_network_offset(skb));
+	srdma_rx_count(sdev, skb);
 	if (!roce_opcode_valid_for(pkt.rp.opcode, srdma_qp_transport(qp)) ||
 	    !srdma_rx_direction_ok(qp, pkt.rp.info->flags)) {
 		srdma_drop(sdev, SRDMA_CNT_DROP_QP_TYPE);

@@ -33,6 +33,9 @@
 #define SRDMA_MAX_AH		0x100000
 #define SRDMA_MAX_SRQ		0x10000
 #define SRDMA_MAX_MW		0x10000
+#define SRDMA_MAX_DM		256	/* of SOFTRDMA_MAX_DM_SIZE: 64 MiB */
+#define SRDMA_MAX_MCAST_GRP	256
+#define SRDMA_MAX_MCAST_QP_ATTACH 64	/* QPs per group */
 #define SRDMA_MIN_QPN		16	/* below: reserved (QP0, QP1, ...) */
 #define SRDMA_MAX_QPN		0xffffff
 #define SRDMA_MAX_QP_WR		0x4000
@@ -46,7 +49,8 @@
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
 				 IB_ACCESS_MW_BIND | \
-				 IB_ACCESS_ON_DEMAND)
+				 IB_ACCESS_ON_DEMAND | \
+				 SRDMA_ACCESS_FLUSH)
 /* What a memory window may grant. */
 #define SRDMA_MW_ACCESS		(IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
@@ -109,11 +113,14 @@ struct srdma_dev {
 	atomic_t npd;
 	atomic_t nsrq;
 	atomic_t nmw;
+	atomic_t ndm;
 	struct xarray mr_xa;
 	u32 mr_next;
 	struct xarray ah_xa;
 	u32 ah_next;
 	struct srdma_qp __rcu *gsi_qp;
+	struct list_head mcgs;
+	u32 nmcg;
 	struct srdma_counters __percpu *counters;
 	struct srdma_loop *loop;
 };
@@ -144,9 +151,14 @@ struct srdma_xrcd {
 /**
  * struct srdma_mr - a memory region
  * @ibmr: core MR; lkey == rkey
- * @umem: pinned user memory, NULL for a DMA MR
- * @pages: @umem's pages in order, for O(1) address lookup
- * @iova: start of the region in the user's address space
+ * @umem: pinned user memory, NULL for a DMA or device memory MR
+ * @pages: @umem's (or the device memory's) pages in order, for O(1)
+ *	address lookup
+ * @page_off: where @iova lies in @pages[0]
+ * @dm_mmap: device memory MR (dm.c): the mmap entry that owns the pages,
+ *	of which the MR holds a reference
+ * @iova: start of the region in the user's address space (0 for
+ *	device memory: its MRs are zero-based)
  * @length: bytes
  * @access: IB_ACCESS_* granted
  * @dma: a DMA MR of a kernel user: addresses are kernel virtual
@@ -156,6 +168,11 @@ struct srdma_xrcd {
  * @page_shift: of the page size @kpages was mapped with
  * @valid: a fast-register MR: registered and not invalidated
  * @odp: on-demand paging: @umem is an ib_umem_odp, @pages unused (odp.c)
+ * @odp_implicit: ODP over the whole address space: @umem is the core's
+ *	implicit root, and the pages are in @odp_children
+ * @odp_children: implicit ODP: child umems by user address >>
+ *	SRDMA_ODP_CHILD_SHIFT, made as the transport first needs them and
+ *	freed with the MR
  * @odp_lock: ODP: held by copies and by the invalidation of pages
  * @odp_work: ODP: maps the range the transport wants, holding a ref
  * @odp_want_start: ODP: user address range waiting for @odp_work...
@@ -168,15 +185,17 @@ struct srdma_xrcd {
  *	-1 once dereg_mr has begun, after which no bind takes it
  * @rcu: the memory outlives RCU readers of the key table
  *
- * Lifetime: created by reg_mr/get_dma_mr/alloc_mr, which publish it in
- * the key table; dereg_mr refuses (-EBUSY) while a window is bound to it,
- * else unpublishes it, waits until no lookup holds it and frees it after
- * an RCU grace period.
+ * Lifetime: created by reg_mr/reg_dm_mr/get_dma_mr/alloc_mr, which
+ * publish it in the key table; dereg_mr refuses (-EBUSY) while a window
+ * is bound to it, else unpublishes it, waits until no lookup holds it and
+ * frees it after an RCU grace period.
  */
 struct srdma_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
 	struct page **pages;
+	u32 page_off;
+	struct rdma_user_mmap_entry *dm_mmap;
 	u64 iova;
 	u64 length;
 	int access;
@@ -187,6 +206,8 @@ struct srdma_mr {
 	u8 page_shift;
 	bool valid;
 	bool odp;
+	bool odp_implicit;
+	struct xarray odp_children;
 	spinlock_t odp_lock;
 	struct work_struct odp_work;
 	u64 odp_want_start;
@@ -279,6 +300,7 @@ static inline struct srdma_cq *to_scq(struct ib_cq *ibcq)
  * @post_lock: a kernel SRQ: serialises its producers (IRQs may be off)
  * @max_sge: SGEs a WQE may have
  * @limit: armed limit, 0 when not armed
+ * @resize_lock: serialises resizes (uverbs holds the SRQ for read only)
  *
  * Lifetime: core-allocated; the core destroys it only when no QP is
  * attached (its usecnt).
@@ -288,6 +310,7 @@ struct srdma_srq {
 	struct srdma_ring rq;
 	spinlock_t lock;
 	spinlock_t post_lock;
+	struct mutex resize_lock;	/* serialises modify_srq */
 	u32 max_sge;
 	u32 limit;
 };
@@ -360,6 +383,7 @@ struct srdma_rd {
 	u32 msn;		/* for the responses' AETH */
 	u32 sent;		/* response packets sent */
 	bool atomic;
+	bool placed;		/* FLUSH or ATOMIC WRITE: an empty read response */
 	bool ack;		/* an answer: the ACK or NAK @syndrome for @psn */
 	u8 syndrome;
 };
@@ -566,12 +590,20 @@ enum srdma_xfer_op {
 	SRDMA_FROM_BUF,		/* @buf -> memory */
 	SRDMA_FROM_SKB,		/* @skb from @skb_off on -> memory */
 	SRDMA_TO_FRAGS,		/* memory's pages become frags of @skb */
+	/* @buf's 8 bytes -> aligned memory, one store (ATOMIC WRITE) */
+	SRDMA_STORE64,
 };
+
+static inline bool srdma_xfer_to_mem(enum srdma_xfer_op op)
+{
+	return op == SRDMA_FROM_BUF || op == SRDMA_FROM_SKB ||
+	       op == SRDMA_STORE64;
+}
 
 /**
  * struct srdma_xfer - the other end of a transfer to or from memory
  * @op: direction and kind
- * @buf: kernel buffer (SRDMA_TO_BUF, SRDMA_FROM_BUF)
+ * @buf: kernel buffer (SRDMA_TO_BUF, SRDMA_FROM_BUF, SRDMA_STORE64)
  * @skb: packet (SRDMA_FROM_SKB, SRDMA_TO_FRAGS)
  * @skb_off: SRDMA_FROM_SKB: offset of the first byte from skb->data
  * @max_frags: SRDMA_TO_FRAGS: the frags @skb may have
@@ -619,6 +651,20 @@ struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  struct ib_pd *pd, struct ib_udata *udata);
 struct ib_mr *srdma_get_dma_mr(struct ib_pd *pd, int access);
 int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+/* mcast.c: multicast groups */
+int srdma_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int srdma_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+u32 srdma_mcg_qpns_rcu(struct srdma_dev *sdev, const union ib_gid *gid,
+		       const u32 **qpns);
+void srdma_mcast_fini(struct srdma_dev *sdev);
+struct ib_dm *srdma_alloc_dm(struct ib_device *ibdev,
+			     struct ib_ucontext *uctx,
+			     struct ib_dm_alloc_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int srdma_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+struct ib_mr *srdma_reg_dm_mr(struct ib_pd *pd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs);
 u32 srdma_key_index(u32 key);
 int srdma_key_alloc(struct srdma_dev *sdev, void *entry, u32 *key);
 int srdma_mr_add(struct srdma_dev *sdev, struct srdma_mr *mr);

@@ -46,6 +46,7 @@ int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext, ibuc);
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);
+	mutex_init(&srq->resize_lock);
 	slot = ALIGN(sizeof(struct softrdma_recv_wqe) +
 		     max(attr->max_sge, 1U) * sizeof(struct softrdma_sge), 16);
 	err = srdma_ring_alloc(&srq->rq, uctx ? &uctx->ibuc : NULL,
@@ -82,20 +83,93 @@ err_count:
 	return err;
 }
 
+/*
+ * A new ring of @max_wr slots (rounded up) for a user SRQ, with the WQEs
+ * posted and not yet taken moved over under their indices. The provider
+ * posts nothing meanwhile (it holds its ring lock across the command) and
+ * learns the new ring at the address its command gives, before the switch.
+ */
+static int srdma_srq_resize(struct srdma_srq *srq, u32 max_wr,
+			    bool keep_limit, struct ib_udata *udata)
+{
+	struct softrdma_modify_srq_cmd cmd;
+	struct softrdma_ring_info info;
+	struct srdma_ucontext *uctx;
+	struct srdma_ring new, old;
+	u32 prod, i;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;	/* kernel SRQs keep their size */
+	err = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
+	if (err)
+		return err;
+	uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext, ibuc);
+	err = srdma_ring_alloc(&new, &uctx->ibuc, roundup_pow_of_two(max_wr),
+			       srq->rq.slot_size);
+	if (err)
+		return err;
+	srdma_ring_info(&new, &info);
+	if (copy_to_user(u64_to_user_ptr(cmd.ring_info_addr), &info,
+			 sizeof(info))) {
+		srdma_ring_free(&new);
+		return -EFAULT;
+	}
+
+	spin_lock_bh(&srq->lock);
+	/* acquire: the slots up to it are written */
+	prod = smp_load_acquire(&srq->rq.hdr->producer);
+	if (prod - srq->rq.idx > min(srq->rq.num_slots, new.num_slots) ||
+	    (keep_limit && srq->limit > new.num_slots)) {
+		/* more posted than it holds (or a bad index), or the limit */
+		spin_unlock_bh(&srq->lock);
+		srdma_ring_free(&new);
+		return -EINVAL;
+	}
+	for (i = srq->rq.idx; i != prod; i++)
+		memcpy(srdma_ring_slot(&new, i), srdma_ring_slot(&srq->rq, i),
+		       srq->rq.slot_size);
+	new.idx = srq->rq.idx;
+	new.hdr->consumer = new.idx;
+	/* release: the copies before the index that covers them */
+	smp_store_release(&new.hdr->producer, prod);
+	old = srq->rq;
+	srq->rq = new;
+	spin_unlock_bh(&srq->lock);
+
+	/* A mapping of the old ring lives on until the provider drops it. */
+	srdma_ring_free(&old);
+	return 0;
+}
+
 int srdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct srdma_srq *srq = to_ssrq(ibsrq);
+	int err = 0;
 
-	/* A ring shared with userspace is not resized under its feet. */
-	if (mask & ~IB_SRQ_LIMIT)
+	if (mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR))
 		return -EOPNOTSUPP;
-	if (attr->srq_limit > srq->rq.num_slots)
+	if ((mask & IB_SRQ_MAX_WR) &&
+	    (!attr->max_wr || attr->max_wr > SRDMA_MAX_QP_WR))
 		return -EINVAL;
-	spin_lock_bh(&srq->lock);
-	srq->limit = attr->srq_limit;	/* armed until it fires */
-	spin_unlock_bh(&srq->lock);
-	return 0;
+	mutex_lock(&srq->resize_lock);
+	/* Checked against the size it will have: all or nothing changes. */
+	if ((mask & IB_SRQ_LIMIT) &&
+	    attr->srq_limit > (mask & IB_SRQ_MAX_WR ?
+			       roundup_pow_of_two(attr->max_wr) :
+			       srq->rq.num_slots))
+		err = -EINVAL;
+	if (!err && (mask & IB_SRQ_MAX_WR))
+		err = srdma_srq_resize(srq, attr->max_wr,
+				       !(mask & IB_SRQ_LIMIT), udata);
+	if (!err && (mask & IB_SRQ_LIMIT)) {
+		spin_lock_bh(&srq->lock);
+		srq->limit = attr->srq_limit;	/* armed until it fires */
+		spin_unlock_bh(&srq->lock);
+	}
+	mutex_unlock(&srq->resize_lock);
+	return err;
 }
 
 int srdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)

@@ -48,12 +48,21 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_init_rd_atom = SRDMA_MAX_RD_ATOMIC;
 	attr->max_res_rd_atom = SRDMA_MAX_RD_ATOMIC * SRDMA_MAX_QP;
 	attr->atomic_cap = IB_ATOMIC_HCA;	/* one lock for all atomics */
+	/* Completion timestamps: CLOCK_MONOTONIC nanoseconds, 1 GHz. */
+	attr->hca_core_clock = 1000000;		/* kHz */
+	attr->timestamp_mask = U64_MAX;
 	attr->max_ah = SRDMA_MAX_AH;
 	attr->max_srq = SRDMA_MAX_SRQ;
 	attr->max_mw = SRDMA_MAX_MW;
+	attr->max_dm_size = SOFTRDMA_MAX_DM_SIZE;
+	attr->max_mcast_grp = SRDMA_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SRDMA_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SRDMA_MAX_MCAST_GRP *
+					  SRDMA_MAX_MCAST_QP_ATTACH;
 	attr->device_cap_flags = IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS | IB_DEVICE_XRC;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS | IB_DEVICE_XRC |
+				 IB_DEVICE_SRQ_RESIZE | SRDMA_DEVICE_PLACEMENT;
 	attr->max_fast_reg_page_list_len = SRDMA_MAX_FRMR_PAGES;
 	attr->max_srq_wr = SRDMA_MAX_QP_WR;
 	attr->max_srq_sge = SRDMA_MAX_SGE;
@@ -65,8 +74,10 @@ int srdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			 IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
 
 		attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
-		attr->odp_caps.general_caps = IB_ODP_SUPPORT;
-		attr->odp_caps.per_transport_caps.rc_odp_caps = rc;
+		attr->odp_caps.general_caps = IB_ODP_SUPPORT |
+					      IB_ODP_SUPPORT_IMPLICIT;
+		attr->odp_caps.per_transport_caps.rc_odp_caps =
+			rc | SRDMA_ODP_PLACEMENT;
 		attr->odp_caps.per_transport_caps.xrc_odp_caps = rc;
 		attr->odp_caps.per_transport_caps.uc_odp_caps =
 			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |

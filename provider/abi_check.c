@@ -105,6 +105,9 @@ VERBS_ASSERT_TAIL(struct verbs_mr, mr_type, struct ibv_mr, 0);
 VERBS_ASSERT_TAIL(struct verbs_mr, access, struct ibv_mr, 4);
 VERBS_ASSERT_TAIL_SIZE(struct verbs_mr, struct ibv_mr, 8);
 
+VERBS_ASSERT_TAIL(struct verbs_dm, handle, struct ibv_dm, 0);
+VERBS_ASSERT_TAIL_SIZE(struct verbs_dm, struct ibv_dm, 8);
+
 VERBS_ASSERT_TAIL_SIZE(struct verbs_cq, struct ibv_cq_ex, 0);
 
 VERBS_ASSERT_TAIL(struct verbs_qp, comp_mask, struct ibv_qp_ex, 0);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "softrdma.h"
 
@@ -23,6 +24,16 @@ _Static_assert(offsetof(struct srdma_create_cq_resp, drv) ==
 	       sizeof(struct ib_uverbs_ex_create_cq_resp), "create_cq resp");
 _Static_assert(sizeof(struct srdma_create_cq_resp) == 40, "create_cq resp");
 
+/* Completions with a timestamp: the kernel's CLOCK_MONOTONIC ns. */
+#define SRDMA_CQ_WC_TS	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+
+static size_t srdma_cq_slot_size(const struct srdma_cq *cq)
+{
+	return cq->has_ts ? sizeof(struct softrdma_cqe_ts) :
+			    sizeof(struct softrdma_cqe);
+}
+
 /* Both create verbs come here, ibv_create_cq() with no extensions. */
 static struct srdma_cq *srdma_cq_create(struct ibv_context *ibctx,
 					const struct ibv_cq_init_attr_ex *attr)
@@ -35,6 +46,8 @@ static struct srdma_cq *srdma_cq_create(struct ibv_context *ibctx,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
+	/* libibverbs asks the kernel for them (TIMESTAMP_COMPLETION). */
+	cq->has_ts = attr->wc_flags & SRDMA_CQ_WC_TS;
 
 	/* The kernel checks cqe and comp_vector: EINVAL. */
 	ret = ibv_cmd_create_cq_ex(ibctx, attr, IF_PABI65(NULL,) &cq->vcq,
@@ -42,9 +55,8 @@ static struct srdma_cq *srdma_cq_create(struct ibv_context *ibctx,
 	if (ret)
 		goto err_free;
 
-	ret = srdma_ring_map(&cq->ring, &resp.drv.cq,
-			     sizeof(struct softrdma_cqe), ibctx->cmd_fd,
-			     SRDMA_RING_CONSUMER);
+	ret = srdma_ring_map(&cq->ring, &resp.drv.cq, srdma_cq_slot_size(cq),
+			     ibctx->cmd_fd, SRDMA_RING_CONSUMER);
 	if (ret)
 		goto err_destroy;
 
@@ -101,7 +113,7 @@ int srdma_resize_cq(struct ibv_cq *ibcq, int cqe)
 				sizeof(resp));
 	if (!ret)
 		ret = srdma_ring_remap(&cq->ring, &resp.drv.cq,
-				       sizeof(struct softrdma_cqe),
+				       srdma_cq_slot_size(cq),
 				       ibcq->context->cmd_fd,
 				       SRDMA_RING_CONSUMER);
 	pthread_spin_unlock(&cq->ring.lock);
@@ -157,6 +169,8 @@ static bool srdma_cq_take(struct srdma_cq *cq, struct ibv_wc *wc)
 	if (!cqe)
 		return false;
 	srdma_cqe_to_wc(cqe, wc);
+	if (cq->has_ts)
+		cq->ts = ((const struct softrdma_cqe_ts *)cqe)->timestamp;
 	srdma_ring_advance(&cq->ring);
 	return true;
 }
@@ -176,7 +190,10 @@ int srdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	for (n = 0; n < num_entries; n++)
 		if (!srdma_cq_take(cq, &wc[n]))
 			break;
-	if (n)
+	/* Checked even when empty: a poller must learn that it is over. */
+	if (!srdma_ring_live(&cq->ring))
+		n = -EIO;
+	else if (n)
 		srdma_ring_cons_publish(&cq->ring);
 	pthread_spin_unlock(&cq->ring.lock);
 
@@ -197,7 +214,7 @@ void srdma_cq_clean(struct srdma_cq *cq, uint32_t qpn)
 
 	pthread_spin_lock(&r->lock);
 	prod = srdma_load_acquire(&r->hdr->producer);
-	if (prod - r->idx > r->num_slots)
+	if (prod - r->idx > r->num_slots || !srdma_ring_live(r))
 		prod = r->idx;		/* a broken index: leave it to poll */
 	for (i = prod; i != r->idx;) {
 		cqe = srdma_ring_slot(r, --i);
@@ -230,31 +247,38 @@ static struct srdma_cq *to_scqx(struct ibv_cq_ex *cqx)
 	return srdma_container_of(cqx, struct srdma_cq, vcq.cq_ex);
 }
 
-/* The iterator's current completion: status and wr_id are fields. */
+/*
+ * The iterator's current completion: status and wr_id are fields.
+ * EIO: the device is gone (and the batch has nothing to publish).
+ */
 static int srdma_cqx_step(struct srdma_cq *cq)
 {
-	if (!srdma_cq_take(cq, &cq->wc))
+	bool taken = srdma_cq_take(cq, &cq->wc);
+
+	if (!srdma_ring_live(&cq->ring))
+		return EIO;
+	if (!taken)
 		return ENOENT;
 	cq->vcq.cq_ex.status = cq->wc.status;
 	cq->vcq.cq_ex.wr_id = cq->wc.wr_id;
 	return 0;
 }
 
-/* ENOENT: nothing to poll, and no batch to end (no end_poll follows). */
+/* ENOENT (nothing to poll) or EIO: no batch to end (no end_poll follows). */
 static int srdma_start_poll(struct ibv_cq_ex *cqx,
 			    struct ibv_poll_cq_attr *attr)
 {
 	struct srdma_cq *cq = to_scqx(cqx);
+	int ret;
 
 	/* No comp_mask bits are defined for it: nothing to check. */
 	(void)attr;
 
 	pthread_spin_lock(&cq->ring.lock);
-	if (srdma_cqx_step(cq)) {
+	ret = srdma_cqx_step(cq);
+	if (ret)
 		pthread_spin_unlock(&cq->ring.lock);
-		return ENOENT;
-	}
-	return 0;
+	return ret;
 }
 
 /* ENOENT: nothing more for now; the batch goes on until end_poll. */
@@ -267,8 +291,31 @@ static void srdma_end_poll(struct ibv_cq_ex *cqx)
 {
 	struct srdma_cq *cq = to_scqx(cqx);
 
-	srdma_ring_cons_publish(&cq->ring);
+	if (srdma_ring_live(&cq->ring))
+		srdma_ring_cons_publish(&cq->ring);
 	pthread_spin_unlock(&cq->ring.lock);
+}
+
+/* The device's clock (hca_core_clock 1 GHz): CLOCK_MONOTONIC ns. */
+static uint64_t srdma_read_completion_ts(struct ibv_cq_ex *cqx)
+{
+	return to_scqx(cqx)->ts;
+}
+
+static uint64_t srdma_timespec_ns(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return (uint64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* CLOCK_REALTIME of that moment, by the clocks' offset now. */
+static uint64_t srdma_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
+{
+	uint64_t mono = srdma_timespec_ns(CLOCK_MONOTONIC);
+
+	return to_scqx(cqx)->ts + (srdma_timespec_ns(CLOCK_REALTIME) - mono);
 }
 
 static enum ibv_wc_opcode srdma_read_opcode(struct ibv_cq_ex *cqx)
@@ -326,7 +373,7 @@ static uint8_t srdma_read_dlid_path_bits(struct ibv_cq_ex *cqx)
  * taken here at poll time would be a lie. Nor CVLAN, flow tags or tag
  * matching.
  */
-#define SRDMA_CQ_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+#define SRDMA_CQ_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | SRDMA_CQ_WC_TS)
 
 /* SINGLE_THREADED is a hint we may ignore; not so IGNORE_OVERRUN. */
 #define SRDMA_CQ_CREATE_FLAGS	IBV_CREATE_CQ_ATTR_SINGLE_THREADED
@@ -387,6 +434,10 @@ static void srdma_cq_init_ex_ops(struct ibv_cq_ex *cqx, uint64_t wc_flags)
 		cqx->read_sl = srdma_read_sl;
 	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		cqx->read_dlid_path_bits = srdma_read_dlid_path_bits;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cqx->read_completion_ts = srdma_read_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cqx->read_completion_wallclock_ns = srdma_read_completion_wallclock_ns;
 }
 
 struct ibv_cq_ex *srdma_create_cq_ex(struct ibv_context *ibctx,

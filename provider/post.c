@@ -115,7 +115,9 @@ static int srdma_post_send_mw(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 
 	pthread_spin_lock(&sq->lock);
-	for (; wr; wr = wr->next) {
+	if (!srdma_ring_live(sq))
+		ret = EIO;
+	for (; wr && !ret; wr = wr->next) {
 		ret = srdma_check_send_wr(qp, ops, wr, mw_type);
 		if (ret)
 			break;
@@ -203,7 +205,9 @@ static int srdma_post_ring_recv(struct srdma_ring *rq, uint32_t max_sge,
 	int ret = 0;
 
 	pthread_spin_lock(&rq->lock);
-	for (; wr; wr = wr->next) {
+	if (!srdma_ring_live(rq))
+		ret = EIO;
+	for (; wr && !ret; wr = wr->next) {
 		if ((uint32_t)wr->num_sge > max_sge) {
 			ret = EINVAL;
 			break;

@@ -45,6 +45,11 @@ static int srdma_ring_mmap(struct srdma_ring *r,
 		    cmd_fd, info->mmap_offset);
 	if (base == MAP_FAILED)
 		return errno;
+	/* No magic: a kernel module of another ABI, or a device gone. */
+	if (((struct softrdma_ring_hdr *)base)->magic != SOFTRDMA_RING_MAGIC) {
+		munmap(base, info->mmap_size);
+		return EPROTO;
+	}
 	if (r->hdr)
 		munmap(r->hdr, r->map_size);
 	r->map_size = info->mmap_size;

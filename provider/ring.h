@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,20 @@ static inline void srdma_ring_sync(struct srdma_ring *r,
 		r->idx = srdma_load_acquire(&r->hdr->consumer);
 		r->peer = r->idx;	/* nothing seen yet: look next time */
 	}
+}
+
+/*
+ * False once the kernel destroyed the queue (see SOFTRDMA_RING_MAGIC):
+ * the device is gone, and what was read from the ring since the last check
+ * is not to be reported. The fence orders the reads before it (slots, the
+ * kernel's index) ahead of the magic's; the magic shares its cache line
+ * with the producer index, so the check costs no extra miss.
+ */
+static inline bool srdma_ring_live(const struct srdma_ring *r)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit((const _Atomic uint32_t *)&r->hdr->magic,
+				    memory_order_relaxed) == SOFTRDMA_RING_MAGIC;
 }
 
 /* base: the 128-byte header, followed by num_slots * slot_size bytes. */

@@ -35,6 +35,8 @@ struct srdma_cq {
 	struct verbs_cq vcq;
 	struct srdma_ring ring;		/* kernel produces, poll_cq consumes */
 	struct ibv_wc wc;		/* ibv_cq_ex's current completion */
+	uint64_t ts;			/* and its timestamp, if the CQ has them */
+	bool has_ts;			/* slots are softrdma_cqe_ts */
 };
 
 struct srdma_qp {
@@ -108,6 +110,10 @@ int srdma_query_device_ex(struct ibv_context *ibctx,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
 int srdma_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
+IF_PABI65(int srdma_query_port_speed(struct ibv_context *ibctx,
+				     uint32_t port_num, uint64_t *speed);)
+int srdma_query_rt_values(struct ibv_context *ibctx,
+			  struct ibv_values_ex *values);
 struct ibv_pd *srdma_alloc_pd(struct ibv_context *ibctx);
 int srdma_dealloc_pd(struct ibv_pd *pd);
 struct ibv_pd *srdma_alloc_parent_domain(struct ibv_context *ibctx,
@@ -119,6 +125,12 @@ struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int srdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access);
 int srdma_dereg_mr(struct verbs_mr *vmr);
+struct ibv_dm *srdma_alloc_dm(struct ibv_context *ibctx,
+			      struct ibv_alloc_dm_attr *attr);
+int srdma_free_dm(struct ibv_dm *ibdm);
+struct ibv_mr *srdma_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			       uint64_t dm_offset, size_t length,
+			       unsigned int access);
 int srdma_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 struct ibv_mw *srdma_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);

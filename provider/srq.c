@@ -22,6 +22,13 @@ _Static_assert(offsetof(union srdma_create_srq_resp, drv) ==
 	       sizeof(struct ib_uverbs_create_srq_resp), "create_srq resp");
 _Static_assert(sizeof(union srdma_create_srq_resp) == 40, "create_srq resp");
 
+/* What one receive WQE of @srq needs: its header and max_sge SGEs. */
+static size_t srdma_srq_slot_size(const struct srdma_srq *srq)
+{
+	return sizeof(struct softrdma_recv_wqe) +
+	       (size_t)srq->max_sge * sizeof(struct softrdma_sge);
+}
+
 /* Map the ring of a new SRQ; on failure the SRQ is destroyed. */
 static int srdma_srq_map(struct srdma_srq *srq, const struct ibv_srq_attr *attr,
 			 const union srdma_create_srq_resp *resp)
@@ -32,9 +39,7 @@ static int srdma_srq_map(struct srdma_srq *srq, const struct ibv_srq_attr *attr,
 	srq->max_sge = attr->max_sge;
 	if (resp->drv.rq.num_slots >= attr->max_wr)
 		ret = srdma_ring_map(&srq->rq, &resp->drv.rq,
-				     sizeof(struct softrdma_recv_wqe) +
-				     (size_t)srq->max_sge *
-				     sizeof(struct softrdma_sge),
+				     srdma_srq_slot_size(srq),
 				     srq->vsrq.srq.context->cmd_fd,
 				     SRDMA_RING_PRODUCER);
 	if (ret)
@@ -100,12 +105,48 @@ int srdma_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 	return 0;
 }
 
+/*
+ * Our driver data behind the core command (where the new ring goes), laid
+ * over it in a union as in ah.c: ibv_modify_srq ends in a flexible array.
+ */
+union srdma_modify_srq_cmd {
+	struct ibv_modify_srq core;
+	struct {
+		__u8 core_space[sizeof(struct ibv_modify_srq)];
+		struct softrdma_modify_srq_cmd drv;
+	};
+};
+
+_Static_assert(offsetof(union srdma_modify_srq_cmd, drv) ==
+	       sizeof(struct ibv_modify_srq), "modify_srq cmd");
+
+/*
+ * A resize (IBV_SRQ_MAX_WR) moves the SRQ to a new ring, WQEs posted and
+ * not yet taken included: no post may run between the kernel's switch
+ * and ours, so the post lock is held across.
+ */
 int srdma_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int attr_mask)
 {
-	struct ibv_modify_srq cmd = {};
+	struct srdma_srq *srq = to_ssrq(ibsrq);
+	union srdma_modify_srq_cmd cmd = {};
+	struct softrdma_ring_info info = {};
+	int ret;
 
-	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+	if (!(attr_mask & IBV_SRQ_MAX_WR))
+		return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.core,
+					  sizeof(cmd.core));
+	cmd.drv.ring_info_addr = (uintptr_t)&info;
+	pthread_spin_lock(&srq->rq.lock);
+	ret = ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.core,
+				 sizeof(cmd));
+	if (!ret)
+		ret = srdma_ring_remap(&srq->rq, &info,
+				       srdma_srq_slot_size(srq),
+				       ibsrq->context->cmd_fd,
+				       SRDMA_RING_PRODUCER);
+	pthread_spin_unlock(&srq->rq.lock);
+	return ret;
 }
 
 int srdma_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)

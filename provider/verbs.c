@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "softrdma.h"
 
@@ -43,6 +44,30 @@ int srdma_query_port(struct ibv_context *ibctx, uint8_t port_num,
 	struct ibv_query_port cmd;
 
 	return ibv_cmd_query_port(ibctx, port_num, attr, &cmd, sizeof(cmd));
+}
+
+#if IBVERBS_PABI == 65
+int srdma_query_port_speed(struct ibv_context *ibctx, uint32_t port_num,
+			   uint64_t *speed)
+{
+	return ibv_cmd_query_port_speed(ibctx, port_num, speed);
+}
+#endif
+
+/*
+ * The device's clock, as completion timestamps have it: CLOCK_MONOTONIC
+ * (hca_core_clock 1 GHz, so raw_clock is in nanoseconds).
+ */
+int srdma_query_rt_values(struct ibv_context *ibctx,
+			  struct ibv_values_ex *values)
+{
+	(void)ibctx;
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK &&
+	    clock_gettime(CLOCK_MONOTONIC, &values->raw_clock))
+		return errno;
+	return 0;
 }
 
 struct ibv_pd *srdma_alloc_pd(struct ibv_context *ibctx)

@@ -145,6 +145,12 @@ struct verbs_mr {
 	int access;
 };
 
+/* The provider allocates these; ibv_cmd_alloc_dm() fills them. */
+struct verbs_dm {
+	struct ibv_dm dm;
+	uint32_t handle;
+};
+
 struct verbs_cq {
 	union {
 		struct ibv_cq cq;
@@ -499,6 +505,8 @@ int ibv_cmd_query_device_any(struct ibv_context *context,
 			     struct ibv_device_attr_ex *attr, size_t attr_size,
 			     struct ib_uverbs_ex_query_device_resp *resp,
 			     size_t *resp_size);
+IF_PABI65(int ibv_cmd_query_port_speed(struct ibv_context *context,
+				       uint32_t port_num, uint64_t *speed);)
 int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
 		       struct ibv_port_attr *port_attr,
 		       struct ibv_query_port *cmd, size_t cmd_size);
@@ -518,6 +526,18 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/*
+ * Device memory. @link: driver attributes to add to the command, NULL for
+ * none. alloc fills @dm (handle, context, comp_mask); reg_dm_mr fills
+ * @vmr as reg_mr does (addr NULL: DM MRs are zero-based).
+ */
+int ibv_cmd_alloc_dm(struct ibv_context *ctx,
+		     const struct ibv_alloc_dm_attr *dm_attr,
+		     struct verbs_dm *dm, struct ibv_command_buffer *link);
+int ibv_cmd_free_dm(struct verbs_dm *dm);
+int ibv_cmd_reg_dm_mr(struct ibv_pd *pd, struct verbs_dm *dm,
+		      uint64_t offset, size_t length, unsigned int access,
+		      struct verbs_mr *vmr, struct ibv_command_buffer *link);
 /* Prefetch of on-demand-paging MRs: the kernel maps the ranges. */
 int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		      uint32_t flags, struct ibv_sge *sg_list,
@@ -574,6 +594,11 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+/* The kernel attaches a UD QP to a multicast group and detaches it. */
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
 
 /* attr->fd and attr->oflags as ibv_open_xrcd() takes them. */
 int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,

@@ -13,6 +13,7 @@
  * with nothing of the batch posted.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "send.h"
 #include "softrdma.h"
@@ -126,6 +127,47 @@ static void srdma_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 	if (wqe)
 		srdma_wqe_set_bind(wqe, mw->rkey, rkey, bind_info);
 }
+
+/*
+ * IBA 1.5 memory placement, ibv_wr_* only (ibv_send_wr has no fields for
+ * them), RC only. The kernel checks length and alignment, as a peer does.
+ */
+static void srdma_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t remote_addr, const void *atomic_wr)
+{
+	struct softrdma_send_wqe *wqe = srdma_wr_build(qpx,
+						       SOFTRDMA_WR_ATOMIC_WRITE);
+
+	if (!wqe)
+		return;
+	wqe->wr.atomic_write.remote_addr = remote_addr;
+	wqe->wr.atomic_write.rkey = rkey;
+	memcpy(wqe->wr.atomic_write.data, atomic_wr,
+	       sizeof(wqe->wr.atomic_write.data));
+}
+
+#if IBVERBS_RELEASE >= 45	/* ibv_wr_flush() */
+static void srdma_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			   uint64_t remote_addr, size_t len, uint8_t type,
+			   uint8_t level)
+{
+	struct softrdma_send_wqe *wqe;
+
+	if (!type || (type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) ||
+	    level > IBV_FLUSH_MR) {
+		srdma_wr_fail(to_sqpx(qpx), EINVAL);
+		return;
+	}
+	wqe = srdma_wr_build(qpx, SOFTRDMA_WR_FLUSH);
+	if (!wqe)
+		return;
+	wqe->wr.flush.remote_addr = remote_addr;
+	wqe->wr.flush.rkey = rkey;
+	wqe->wr.flush.type = type;
+	wqe->wr.flush.level = level;
+	wqe->wr.flush.length = len;
+}
+#endif
 
 static void srdma_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 				uint64_t remote_addr)
@@ -301,6 +343,9 @@ static int srdma_wr_complete(struct ibv_qp_ex *qpx)
 	/* See srdma_sq_open(): nothing may be left behind in the ring. */
 	if (!ret && !srdma_sq_open(qp))
 		ret = EINVAL;
+	/* Once per batch: a dead ring's WQEs are dropped, never published. */
+	if (!ret && !srdma_ring_live(&qp->sq))
+		ret = EIO;
 	if (ret) {
 		srdma_wr_drop(qp);
 		return ret;
@@ -324,11 +369,24 @@ static void srdma_wr_abort(struct ibv_qp_ex *qpx)
 /*
  * 0 if QPs of @type have a builder for every IBV_QP_EX_WITH_* bit in
  * @send_ops_flags; else EOPNOTSUPP, so that callers (pyverbs' tests among
- * them) skip what we lack (TSO, ATOMIC_WRITE, ...) instead of failing.
+ * them) skip what we lack (TSO, ...) instead of failing.
  */
+/* Builders with no post_send opcode: RC's memory placement. */
+static uint64_t srdma_placement_ops(enum ibv_qp_type type)
+{
+	if (type != IBV_QPT_RC)
+		return 0;
+#if IBVERBS_RELEASE >= 45
+	return IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_FLUSH;
+#else
+	return IBV_QP_EX_WITH_ATOMIC_WRITE;
+#endif
+}
+
 int srdma_check_send_ops_flags(enum ibv_qp_type type, uint64_t send_ops_flags)
 {
-	uint64_t ops = srdma_qp_send_ops(type) & SRDMA_WR_OPS;
+	uint64_t ops = (srdma_qp_send_ops(type) & SRDMA_WR_OPS) |
+		       srdma_placement_ops(type);
 
 	return send_ops_flags & ~ops ? EOPNOTSUPP : 0;
 }
@@ -359,6 +417,12 @@ void srdma_qp_init_wr_ops(struct srdma_qp *qp, uint64_t send_ops_flags)
 		qpx->wr_local_inv = srdma_wr_local_inv;
 	if (send_ops_flags & IBV_QP_EX_WITH_BIND_MW)
 		qpx->wr_bind_mw = srdma_wr_bind_mw;
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qpx->wr_atomic_write = srdma_wr_atomic_write;
+#if IBVERBS_RELEASE >= 45
+	if (send_ops_flags & IBV_QP_EX_WITH_FLUSH)
+		qpx->wr_flush = srdma_wr_flush;
+#endif
 
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = srdma_wr_set_ud_addr;

@@ -30,8 +30,10 @@ VM_GUEST_OUT=/vm-out
 # is turned off"), debug objects (ODEBUG), soft lockups, hung tasks and
 # kmemleak turning itself off.  Its leak reports are judged by
 # selftests/check-debug.sh.  Not bare "lockdep" or "kmemleak": a debug
-# kernel's boot messages say those words.
-VM_DMESG_BAD='Oops|BUG:|WARNING:|refcount_t|list_del corruption|list_add corruption|KASAN|UBSAN|possible circular locking|inconsistent lock state|suspicious RCU usage|non-static key|lockdep is turned off|ODEBUG:|kmemleak: .*(disabled|[Cc]annot|empty)|soft lockup|INFO: task .* blocked for more than|general protection fault|Kernel panic'
+# kernel's boot messages say those words.  Nor kmemleak's "Cannot
+# allocate a scan area": under failslab it then scans the whole object,
+# and goes on.
+VM_DMESG_BAD='Oops|BUG:|WARNING:|refcount_t|list_del corruption|list_add corruption|KASAN|UBSAN|possible circular locking|inconsistent lock state|suspicious RCU usage|non-static key|lockdep is turned off|ODEBUG:|kmemleak: .*(disabled|[Cc]annot (allocate a kmemleak_object|insert)|empty)|soft lockup|INFO: task .* blocked for more than|general protection fault|Kernel panic'
 
 # The guest's own power-off messages: dropped from the live console view.
 VM_SHUTDOWN_MSG='\[ *[0-9.]*\] \(sysrq: Power Off\|reboot: Power down\)$'

@@ -16,7 +16,7 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
 rel=${1:?usage: check-release.sh RELEASE}
-RELEASE_TESTS=${RELEASE_TESTS:-"link.sh netns.sh objects.sh integrity.sh transports.sh provider.sh pyverbs.sh"}
+RELEASE_TESTS=${RELEASE_TESTS:-"link.sh netns.sh objects.sh integrity.sh transports.sh provider.sh rc_placement.sh pyverbs.sh"}
 out=$TOP/build/release/$rel
 . selftests/check_lib.sh
 CHECK_LABEL="$rel: "
@@ -48,15 +48,18 @@ check "module builds for $kver with W=1 and no warning" \
 check "provider builds for its rdma-core with no warning" \
 	build_clean "$out/provider.log" qemu-scripts/rootfs-run.sh "$root" \
 	make -C provider O="$out/provider" || finish
+check "selftests of its rdma-core's builders build with no warning" \
+	build_clean "$out/progs.log" qemu-scripts/rootfs-run.sh "$root" \
+	make -C selftests release-progs OUT="$out" || finish
 lib=$(ls "$out"/provider/libsoftrdma-rdmav*.so 2>/dev/null)
 echo "# provider: ${lib##*/}"
 check "module index staged" env VM_KROOT="$root" \
 	qemu-scripts/stage-modules.sh "$kver" "$out/modroot" || finish
 
 # The VMs boot the release's kernel, not the one make check builds for.
-vm_env="SRDMA_MODROOT SRDMA_PROVIDER"
+vm_env="SRDMA_MODROOT SRDMA_PROVIDER RC_PLACEMENT"
 export KVER=$kver VM_ROOTFS=$root SRDMA_MODROOT=$out/modroot \
-	SRDMA_PROVIDER=$out/provider/libsoftrdma
+	SRDMA_PROVIDER=$out/provider/libsoftrdma RC_PLACEMENT=$out/rc_placement
 
 echo "== $rel: selftests (VM, $kver)"
 VM_ENV=$vm_env qemu-scripts/vm-run.sh -t "${RELEASE_VM_TIMEOUT:-1500}" \
@@ -65,7 +68,7 @@ vm_rc=$?
 add_count_file "$out/vm/counts"
 
 echo "== $rel: rdma_rxe <-> softrdma (VM pair, $kver)"
-PAIR_TESTS="pair_tools.sh pair_integrity.sh"
+PAIR_TESTS="pair_tools.sh pair_integrity.sh pair_placement.sh"
 # Known: perftest 25.01's ib_read_lat -R client crashes in librdmacm
 # (56.1, 65.0) against an rdma_rxe server; softrdma to softrdma it runs.
 export PAIR_XFAIL="ib_read_lat -R|client segfaults in librdmacm against an rdma_rxe server (perftest 25.01; softrdma to softrdma passes)"

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 trap srdma_cleanup EXIT
 
-ktap_plan 17
+ktap_plan 18
 srdma_cleanup
 modprobe rdma_ucm
 
@@ -72,6 +72,28 @@ cm_pair "ucmatose over IPv6" \
 cm_pair "udaddy: UD through rdma_cm" \
 	ns1 "udaddy -b 10.9.0.1 -c 4 -C 100" \
 	ns2 "udaddy -s 10.9.0.1 -c 4 -C 100"
+# Multicast through rdma_cm: ns1 joins the group (its netdev with it),
+# ns2 sends 20 datagrams to the group, ns1 must get them all. (The
+# kernel's rdma_cm joins RoCEv2 groups over IPv4 only.)
+mcast_joined() {
+	ip -n ns1 maddr show dev veth1 | grep -q 'inet  239.3.3.3'
+}
+mckey_pair() {
+	local out pid rc_c rc_s
+	out=$(mktemp)
+	ip netns exec ns1 timeout "$TOOL_TIMEOUT" \
+		mckey -m 239.3.3.3 -b 10.9.0.1 -C 20 -S 1000 >"$out" 2>&1 &
+	pid=$!
+	wait_for mcast_joined 30 || ktap_print "ns1 did not join the group"
+	ip netns exec ns2 timeout "$TOOL_TIMEOUT" \
+		mckey -m 239.3.3.3 -b 10.9.0.2 -s -C 20 -S 1000 >>"$out" 2>&1
+	rc_c=$?
+	wait $pid
+	rc_s=$?
+	pair_result "mckey: multicast through rdma_cm, ns2 to a group ns1 joined" \
+		"$out" $rc_c $rc_s
+}
+mckey_pair
 cm_pair "rdma_server / rdma_client" \
 	ns1 "rdma_server -s 10.9.0.1" \
 	ns2 "rdma_client -s 10.9.0.1"

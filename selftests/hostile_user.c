@@ -843,10 +843,14 @@ static int group_open(struct vgroup *g, enum vtype type)
 
 /* ------------------------------------------------------------- polling */
 
+/* IBV_WC_FLUSH: rdma-core names it from 45 on. */
+#define WC_FLUSH	8
+
 static bool known_wc_opcode(int op)
 {
 	return (op >= IBV_WC_SEND && op <= IBV_WC_LOCAL_INV) ||
-	       op == IBV_WC_TSO || op == IBV_WC_RECV ||
+	       op == IBV_WC_TSO || op == WC_FLUSH ||
+	       op == IBV_WC_ATOMIC_WRITE || op == IBV_WC_RECV ||
 	       op == IBV_WC_RECV_RDMA_WITH_IMM;
 }
 

@@ -102,6 +102,12 @@ ktap_finish() {
 	exit $KSFT_PASS
 }
 
+# ratio A B: A / B with two decimals ("-" when B is 0 or missing), for
+# the softrdma/rxe comparisons the tests print.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'
+}
+
 # Wait up to $2 (default 10) seconds for CMD ($1, a shell string) to succeed.
 wait_for() {
 	local i
@@ -159,8 +165,13 @@ in_order() {
 # srdma0 over veth0 (10.9.0.1, peer veth1), GIDs ready: the one-device
 # setup of most tests.
 srdma0_up() {
-	veth_pair veth0 veth1 10.9.0.1/24 &&
-		rdma link add srdma0 type softrdma netdev veth0 &&
+	veth_pair veth0 veth1 10.9.0.1/24 && srdma0_add
+}
+
+# srdma0 again over the veth0 of srdma0_up, GIDs ready: the device that
+# serves after one was deleted.
+srdma0_add() {
+	rdma link add srdma0 type softrdma netdev veth0 &&
 		wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001'
 }
 

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
@@ -38,6 +40,8 @@ static int qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		       IBV_ACCESS_REMOTE_ATOMIC;
 /* Set: the QPs ep_open() makes take their receives from this SRQ. */
 static struct ibv_srq *ep_srq;
+/* Set: ep_open() makes extended QPs with these ibv_wr_* builders. */
+static uint64_t ep_send_ops;
 
 static inline uint64_t now_ms(void)
 {
@@ -49,10 +53,14 @@ static inline uint64_t now_ms(void)
 
 static inline int ep_open(struct ep *e, int cqe)
 {
-	struct ibv_qp_init_attr init = {
+	struct ibv_qp_init_attr_ex init = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
 			 .max_send_sge = 32, .max_recv_sge = 32 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     (ep_send_ops ? IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0),
+		.pd = pd,
+		.send_ops_flags = ep_send_ops,
 	};
 
 	e->cq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
@@ -61,7 +69,7 @@ static inline int ep_open(struct ep *e, int cqe)
 	init.send_cq = e->cq;
 	init.recv_cq = e->cq;
 	init.srq = ep_srq;
-	e->qp = ibv_create_qp(pd, &init);
+	e->qp = ibv_create_qp_ex(ctx, &init);
 	return e->qp ? 0 : errno;
 }
 
@@ -80,8 +88,9 @@ static inline void pair_close(struct ep *a, struct ep *b)
 	ep_close(b);
 }
 
-/* RESET -> INIT -> RTR -> RTS, connected to @peer on this device. */
-static inline int ep_connect(struct ep *e, const struct ep *peer)
+/* RESET -> INIT -> RTR -> RTS, connected to QP @qpn at @dgid. */
+static inline int ep_connect_to(struct ep *e, uint32_t qpn,
+				const union ibv_gid *dgid, enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -93,8 +102,14 @@ static inline int ep_connect(struct ep *e, const struct ep *peer)
 			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret)
 		return ret;
-	return qp_rtr_rts(e->qp, peer->qp->qp_num, &gid, gid_index,
-			  IBV_MTU_4096, ack_timeout, retry_cnt, rnr_retry);
+	return qp_rtr_rts(e->qp, qpn, dgid, gid_index, mtu, ack_timeout,
+			  retry_cnt, rnr_retry);
+}
+
+/* ... to @peer on this device. */
+static inline int ep_connect(struct ep *e, const struct ep *peer)
+{
+	return ep_connect_to(e, peer->qp->qp_num, &gid, IBV_MTU_4096);
 }
 
 static inline bool pair_open(struct ep *a, struct ep *b, int cqe)
@@ -183,6 +198,27 @@ static inline int qp_state(struct ibv_qp *qp)
 	struct ibv_qp_attr a;
 
 	return ibv_query_qp(qp, &a, IBV_QP_STATE, &init) ? -1 : (int)a.qp_state;
+}
+
+/*
+ * Run @fn in a child process with its own context and PD on our device,
+ * which exits with what @fn returns, holding whatever @fn left behind.
+ * Return: the child exited 0.
+ */
+static inline bool in_child(int (*fn)(struct ibv_context *c, struct ibv_pd *p))
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (!pid) {
+		struct ibv_context *c = open_by_name(ibv_get_device_name(
+						     ctx->device));
+		struct ibv_pd *p = c ? ibv_alloc_pd(c) : NULL;
+
+		_exit(p ? fn(c, p) : 100);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid &&
+	       WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
 /*

@@ -4,15 +4,15 @@
 # pair with tc netem on both ends. For each impairment (1% and 5% loss,
 # reordering, duplication, corruption) rc_stream moves NETEM_MIB (default
 # 20) MiB with SEND, RDMA WRITE and RDMA READ and checks every byte, then
-# 2000 FETCH_AND_ADDs must each run once, in order (no replayed duplicate
-# executed twice). No error completion is allowed. Corrupted packets must
+# 2000 FETCH_AND_ADDs and 2000 ATOMIC WRITEs must each run once, in order
+# (no replayed duplicate executed twice). No error completion is allowed. Corrupted packets must
 # die at the ICRC.
 . "$(dirname "$0")/lib.sh"
 trap srdma_cleanup EXIT
 
 MIB=${NETEM_MIB:-20}
 SEED=${NETEM_SEED:-1}
-NETEM_OPS=${NETEM_OPS:-swra}	# s SEND, w WRITE, r READ, a FETCH_AND_ADD
+NETEM_OPS=${NETEM_OPS:-swrax}	# s SEND, w WRITE, r READ, a FETCH_AND_ADD, x ATOMIC WRITE
 # name|netem arguments
 CASES=(
 	"1% loss|loss 1%"

@@ -8,6 +8,7 @@
 # (IB_WR_REG_MR); the target answers with SEND with invalidate.
 # The same run over rdma_rxe is reported beside it, for comparison.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/blk_ulp.sh"
 
 NQN=nqn.2026-11.io.softrdma:nvme-of-test
 HOSTNQN=nqn.2026-11.io.softrdma:host
@@ -53,6 +54,10 @@ nvme_dev() {
 		ls -d "$s"/nvme*n1 2>/dev/null | sed 's|.*/|/dev/|' | head -n 1
 		return
 	done
+}
+
+blk_disk() {
+	nvme_dev
 }
 
 # One queue is polled (IB_POLL_DIRECT), the others complete in softirq.
@@ -103,25 +108,16 @@ over() {
 # error put it into reconnecting first, once ctrl-loss-tmo has passed. fio
 # ends with I/O errors, and a new device serves again.
 device_gone() {
-	local blk pid rc=0
+	local rc=0
 	target_up 10.9.0.1 && connect --ctrl-loss-tmo=5 --reconnect-delay=1 ||
 		return
-	blk=$(nvme_dev)
-	fio --name=bg --filename="$blk" --ioengine=libaio --direct=1 \
-		--rw=randrw --bs=16k --iodepth=16 --time_based --runtime=120 \
-		>/dev/null 2>&1 &
-	pid=$!
-	sleep 3
-	rdma link delete srdma0 || rc=1
-	wait_for "! kill -0 $pid" 90 || { ktap_print "fio still runs"; rc=1; }
+	blk_delete_under_io srdma0 || rc=1
 	wait_for '[ -z "$(nvme_dev)" ]' 60 ||
 		{ ktap_print "the controller is still there"; rc=1; }
-	kill $pid 2>/dev/null
 	nvme disconnect -n $NQN >/dev/null 2>&1
 	target_down
 	[ $rc -eq 0 ] || return 1
-	rdma link add srdma0 type softrdma netdev veth0 &&
-		wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001' &&
+	srdma0_add &&
 		target_up 10.9.0.1 && connect &&
 		fio_verify "$(nvme_dev)" 128k 8 >/dev/null &&
 		nvme disconnect -n $NQN && target_down
@@ -166,7 +162,7 @@ for bs in 4k 128k; do
 	for qd in 1 32; do
 		eval "s=\$BW_srdma0_${bs}_$qd r=\$BW_rxe0_${bs}_$qd"
 		ktap_print "bs=$bs iodepth=$qd: softrdma $s KiB/s, rxe $r KiB/s," \
-			"ratio $(awk -v s="$s" -v r="$r" 'BEGIN { if (r > 0) printf "%.2f", s / r; else print "-" }')"
+			"ratio $(ratio "$s" "$r")"
 	done
 done
 ktap_finish

@@ -9,6 +9,8 @@
  * same address) or swaps them out; memory unmapped for good fails with a
  * protection error;
  * a prefetch (ibv_advise_mr) maps ahead so the transfer faults nothing.
+ * An implicit MR (the whole address space) does all of that for any
+ * address of the process, across its 2 MiB children, and refuses others.
  *
  * usage: odp_verbs IBDEV [GID_INDEX]
  */
@@ -268,11 +270,192 @@ static void t_prefetch(void)
 	ktap_result(ok, "after ibv_advise_mr(PREFETCH_WRITE, FLUSH) a WRITE takes no fault");
 }
 
+#define IMP_LEN		(6 << 20)	/* three implicit children and more */
+#define IMP_MSG		(1 << 20)
+
+static struct ibv_mr *imr;	/* implicit: [0, SIZE_MAX) */
+
+static uint8_t *imp_mmap(void)
+{
+	void *p = mmap(NULL, IMP_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* An address that straddles a 2 MiB boundary inside [p, p + IMP_LEN). */
+static uint8_t *straddle(uint8_t *p)
+{
+	uintptr_t b = ((uintptr_t)p + (4 << 20)) & ~(uintptr_t)((2 << 20) - 1);
+
+	return (uint8_t *)(b - IMP_MSG / 2 - 4096 + 12);
+}
+
+static struct ibv_mr *implicit_reg(void)
+{
+	return ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND |
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+}
+
+/* WRITE and READ between untouched memory, across children, one key. */
+static void t_implicit_rdma(uint8_t *m1, uint8_t *m2)
+{
+	uint8_t *src = straddle(m1), *dst = straddle(m2);
+	int64_t f = faults();
+	bool ok;
+
+	fill(src, IMP_MSG, 51);
+	ok = post(&a, IBV_WR_RDMA_WRITE, 20, src, imr->lkey, IMP_MSG, dst,
+		  imr->rkey) &&
+	     wc_ok(a.cq, 20, IBV_WC_SUCCESS) && same(dst, src, IMP_MSG);
+	memset(src, 0, IMP_MSG);
+	ok = ok && post(&a, IBV_WR_RDMA_READ, 21, src, imr->lkey, IMP_MSG,
+			dst, imr->rkey) &&
+	     wc_ok(a.cq, 21, IBV_WC_SUCCESS) && same(src, dst, IMP_MSG) &&
+	     faulted(f);
+	ktap_result(ok, "implicit ODP: 1 MiB WRITE and READ across 2 MiB children, untouched memory");
+}
+
+static void t_implicit_send(uint8_t *m1, uint8_t *m2)
+{
+	uint8_t *src = m1 + IMP_LEN - MSG, *dst = m2 + IMP_LEN - MSG - 100;
+	struct ibv_wc wc;
+	bool ok;
+
+	fill(src, MSG, 53);
+	ok = post_recv(&b, dst, imr->lkey, MSG) &&
+	     post(&a, IBV_WR_SEND, 22, src, imr->lkey, MSG, NULL, 0) &&
+	     wc_ok(a.cq, 22, IBV_WC_SUCCESS) && poll_one(b.cq, &wc) &&
+	     ktap_expect(wc.status == IBV_WC_SUCCESS && wc.byte_len == MSG,
+			 "recv %s, %u bytes", ibv_wc_status_str(wc.status),
+			 wc.byte_len) && same(dst, src, MSG);
+	ktap_result(ok, "implicit ODP: SEND and RECV through the implicit lkey");
+}
+
+/* The implicit MR follows the process's mappings too. */
+static void t_implicit_remap(uint8_t *m1, uint8_t *m2)
+{
+	uint8_t *src = m2 + (3 << 20);
+	void *p;
+	bool ok;
+
+	p = mmap(src, 4 * 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ok = ktap_expect(p == src, "mmap MAP_FIXED");
+	fill(src, 4096, 57);
+	ok = ok && post(&a, IBV_WR_RDMA_READ, 23, m1, imr->lkey, 4096, src,
+			imr->rkey) &&
+	     wc_ok(a.cq, 23, IBV_WC_SUCCESS) && same(m1, src, 4096);
+	ktap_result(ok, "implicit ODP: after a new mapping at an address, a READ returns the new memory");
+}
+
+static void t_implicit_prefetch(void)
+{
+	uint8_t *m = imp_mmap();
+	struct ibv_sge sge;
+	int64_t f;
+	bool ok = ktap_expect(m, "mmap");
+
+	if (ok) {
+		sge = (struct ibv_sge){ (uintptr_t)m, IMP_LEN, imr->lkey };
+		ok = ktap_expect(!ibv_advise_mr(pd,
+					IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+					IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1),
+				 "advise_mr: %s", strerror(errno));
+	}
+	f = faults();
+	ok = ok && post(&a, IBV_WR_RDMA_WRITE, 24, m, imr->lkey, IMP_MSG,
+			m + IMP_LEN - IMP_MSG, imr->rkey) &&
+	     wc_ok(a.cq, 24, IBV_WC_SUCCESS) &&
+	     ktap_expect(faults() == f, "odp_faults %lld -> %lld after a prefetch",
+			 (long long)f, (long long)faults());
+	if (m)
+		munmap(m, IMP_LEN);
+	ktap_result(ok, "implicit ODP: after ibv_advise_mr over 6 MiB a WRITE takes no fault");
+}
+
+/* A WRITE to @where through the implicit rkey: a protection error. */
+static void t_implicit_denied(void *where, const char *what)
+{
+	bool ok;
+
+	pair_close(&a, &b);
+	ok = pair_open(&a, &b, 64) &&
+	     post(&a, IBV_WR_RDMA_WRITE, 25, mem_a, mr_a->lkey, 64, where,
+		  imr->rkey) &&
+	     wc_ok(a.cq, 25, IBV_WC_REM_ACCESS_ERR);
+	ktap_result(ok, what);
+}
+
+/* A process may exit with an implicit MR whose children hold pages. */
+static int exit_implicit(struct ibv_context *c, struct ibv_pd *p)
+{
+	uint8_t *m = imp_mmap();
+	struct ibv_mr *mr = m ? ibv_reg_mr(p, NULL, SIZE_MAX,
+					   IBV_ACCESS_ON_DEMAND |
+					   IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_sge sge;
+
+	(void)c;
+	if (!mr)
+		return 1;
+	sge = (struct ibv_sge){ (uintptr_t)m, IMP_LEN, mr->lkey };
+	return ibv_advise_mr(p, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			     IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1) ? 2 : 0;
+}
+
+static void t_implicit_exit(void)
+{
+	ktap_result(in_child(exit_implicit),
+		    "implicit ODP: a process may exit holding a mapped implicit MR");
+}
+
+#define NR_IMPLICIT_TESTS	8
+
+static void t_implicit(struct ibv_device_attr_ex *dev)
+{
+	uint8_t *m1, *m2;
+	int i;
+
+	if (!(dev->odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT)) {
+		for (i = 0; i < NR_IMPLICIT_TESTS; i++)
+			ktap_skip("implicit ODP", "not reported");
+		return;
+	}
+	m1 = imp_mmap();
+	m2 = imp_mmap();
+	imr = implicit_reg();
+	ktap_result(m1 && m2 && imr, "implicit ODP: reg_mr(NULL, SIZE_MAX) is one MR over the address space");
+	if (!imr || !m1 || !m2) {
+		for (i = 1; i < NR_IMPLICIT_TESTS; i++)
+			ktap_result(false, "implicit ODP");
+		return;
+	}
+	t_implicit_rdma(m1, m2);
+	t_implicit_send(m1, m2);
+	t_implicit_remap(m1, m2);
+	t_implicit_prefetch();
+	t_implicit_exit();
+	munmap(m2, 4096);
+	t_implicit_denied(m2, "implicit ODP: a WRITE to unmapped memory: REM_ACCESS_ERR");
+	/* past any process's address space (a kernel address) */
+	t_implicit_denied((void *)0xffff888000000000ull,
+			  "implicit ODP: a WRITE to a kernel address: REM_ACCESS_ERR");
+	pair_close(&a, &b);
+	if (!pair_open(&a, &b, 64))
+		ktap_print("no new pair after the implicit tests");
+	ibv_dereg_mr(imr);
+	munmap(m1, IMP_LEN);
+	munmap(m2 + 4096, IMP_LEN - 4096);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex dev = {};
 
-	if (!loop_open(argc, argv, 7) || ibv_query_device_ex(ctx, NULL, &dev))
+	if (!loop_open(argc, argv, 7 + NR_IMPLICIT_TESTS) ||
+	    ibv_query_device_ex(ctx, NULL, &dev))
 		return KSFT_FAIL;
 	if (!(dev.odp_caps.general_caps & IBV_ODP_SUPPORT)) {
 		ktap_print("the device reports no ODP");
@@ -293,6 +476,7 @@ int main(int argc, char **argv)
 	t_remap();
 	t_prefetch();
 	t_swap();
+	t_implicit(&dev);
 	t_unmapped();	/* last: the error takes the QPs down */
 
 	pair_close(&a, &b);

@@ -68,11 +68,15 @@ across_cm() {
 		"rdma resource show cm_id | grep -q 'state LISTEN'" "$3" "$4"
 }
 
+# Known and open: rdma_rxe's datagrams to a group do not reach a softrdma
+# member (softrdma to rdma_rxe and softrdma to softrdma pass).
+[ "${PAIR_A:-}" = rxe ] && PAIR_XFAIL+=$'\n'"mckey|rdma_rxe's multicast datagrams do not reach softrdma (open)"
+
 # XRC between two softrdma hosts: rdma_rxe has none.
 xrc=1
 [ "${PAIR_A:-}" = rxe ] && xrc=0
 
-ktap_plan $((36 + 2 * xrc))
+ktap_plan $((38 + 2 * xrc))
 for srv in a b; do
 	across $srv ibv_rc_pingpong -g 1 -s 4096 -n 100
 	across $srv ibv_rc_pingpong -g 1 -s 1000000 -n 10 -e
@@ -94,6 +98,11 @@ for srv in a b; do
 	across_cm $srv "udaddy" "udaddy -c 2 -C 50" "udaddy -s PEER -c 2 -C 50"
 	across_cm $srv "ucmatose" "ucmatose -c 2 -C 50" \
 		"ucmatose -s PEER -c 2 -C 50"
+	# UD multicast through rdma_cm: the server host joins, the client
+	# host sends to the group.
+	across_run $srv "mckey" "ip maddr show | grep -q 'inet  239.4.4.4'" \
+		"mckey -m 239.4.4.4 -b $VM_IP -C 20 -S 1000" \
+		"mckey -m 239.4.4.4 -b $VM_IP -s -C 20 -S 1000"
 	across_cm $srv "rdma_server / rdma_client" "rdma_server" \
 		"rdma_client -s PEER"
 	across_cm $srv "ib_send_bw -R" "ib_send_bw -d $DEV -R -F -n 200" \

@@ -35,9 +35,14 @@ rm -f "$work"/tests/test_mlx5_*.py "$work"/tests/test_efa*.py
 # rdma_rxe as over softrdma. Uncollected, such objects are simply left
 # until the process exits, which it does at once, without a final
 # collection, once unittest has printed its summary.
+# Child processes are forked, as the suite expects (its rdma_cm tests ask
+# for fork themselves): Python 3.14 (sid) starts them through a fork
+# server instead, which cannot pickle a test holding a device context, so
+# test_multi_process_alloc_dm errors out there before it allocates a byte.
 RUN_NO_GC='
-import gc, os, runpy, sys
+import gc, multiprocessing, os, runpy, sys
 gc.disable()
+multiprocessing.set_start_method("fork")
 sys.argv[0] = os.path.abspath("run_tests.py")
 try:
     runpy.run_path(sys.argv[0], run_name="__main__")
@@ -96,9 +101,10 @@ ktap_result "pyverbs suite on srdma0: no failures, no errors" $?
 
 srdma_cleanup
 if rxe0_up && run_suite rxe0; then
-	[ "${ok[srdma0]:-0}" -ge "${ok[rxe0]}" ]
-	ktap_result "pyverbs suite: at least as many tests ok on srdma0 as on rxe0" $?
+	ktap_print "pyverbs: srdma0/rxe0 tests ok: ${ok[srdma0]:-0}/${ok[rxe0]}"
+	[ $((${ok[srdma0]:-0} * 10)) -ge $((${ok[rxe0]} * 13)) ]
+	ktap_result "pyverbs suite: at least 1.3 times as many tests ok on srdma0 as on rxe0" $?
 else
-	ktap_skip "pyverbs suite: at least as many tests ok on srdma0 as on rxe0" "no rxe0 result"
+	ktap_skip "pyverbs suite: at least 1.3 times as many tests ok on srdma0 as on rxe0" "no rxe0 result"
 fi
 ktap_finish

@@ -11,11 +11,14 @@
  *
  * Atomics (OPS a): ATOMICS FETCH_AND_ADDs of 1 on one word of B, in
  * order; the k-th must return k, so one executed twice (a replayed
- * duplicate) or lost is found.
+ * duplicate) or lost is found. ATOMIC WRITEs (OPS x): the k-th places k + 1
+ * in another word of B, which must hold at least k + 1 and at most what
+ * was posted when the k-th completes: an old one placed again (a
+ * duplicate executed, not replayed) moves it back.
  *
  * usage: rc_stream DEV_A DEV_B [MIB [SEED [OPS]]]
- *        OPS: any of s (SEND), w (WRITE), r (READ), a (FETCH_AND_ADD);
- *        default swr
+ *        OPS: any of s (SEND), w (WRITE), r (READ), a (FETCH_AND_ADD),
+ *        x (ATOMIC WRITE); default swr
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,7 +36,7 @@
 #define MSG		(64u << 10)	/* bytes per message */
 #define WINDOW		8		/* messages in flight */
 #define BUF		(WINDOW * MSG)
-#define ATOMICS		2000		/* FETCH_AND_ADDs of OPS a */
+#define ATOMICS		2000		/* FETCH_AND_ADDs, ATOMIC WRITEs (a, x) */
 #define ACK_TIMEOUT	14		/* 4.096 us * 2^14 = 67 ms */
 #define STALL_MS	15000		/* no completion for this long: fail */
 
@@ -105,10 +108,15 @@ static int64_t pat_check(const uint8_t *p, uint32_t msg)
 
 static bool end_open(struct end *e)
 {
-	struct ibv_qp_init_attr ia = {
+	struct ibv_qp_init_attr_ex ia = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 2 * WINDOW, .max_recv_wr = 2 * WINDOW,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		/* post_send for the rest, ibv_wr_* for ATOMIC WRITE */
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_ATOMIC_WRITE,
 	};
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
@@ -142,7 +150,8 @@ static bool end_open(struct end *e)
 	e->dst_mr = ibv_reg_mr(e->pd, e->dst, BUF, access);
 	ia.send_cq = e->cq;
 	ia.recv_cq = e->cq;
-	e->qp = ibv_create_qp(e->pd, &ia);
+	ia.pd = e->pd;
+	e->qp = ibv_create_qp_ex(e->ctx, &ia);
 	return ktap_expect(e->src_mr && e->dst_mr && e->qp, "%s: %s", e->dev,
 			   strerror(errno));
 }
@@ -215,6 +224,17 @@ static bool post_msg(enum ibv_wr_opcode op, uint32_t msg)
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
+	if (op == IBV_WR_ATOMIC_WRITE) {
+		struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(A.qp);
+		uint64_t v = (uint64_t)msg + 1;
+
+		ibv_wr_start(qpx);
+		qpx->wr_id = msg;
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_atomic_write(qpx, B.dst_mr->rkey,
+				    (uintptr_t)B.dst + sizeof(v), &v);
+		return !ibv_wr_complete(qpx);
+	}
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		/* Old value into A's dst slot; B's dst word 0 counts. */
 		sge.addr = (uintptr_t)A.dst + slot * sizeof(uint64_t);
@@ -248,8 +268,11 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 	int k, j;
 	int64_t at;
 
+	volatile uint64_t *placed = (volatile uint64_t *)B.dst + 1;
+
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		*(uint64_t *)B.dst = 0;
+	*placed = 0;
 	if (op == IBV_WR_SEND)
 		for (i = 0; i < WINDOW; i++)
 			if (!post_recv(i))
@@ -303,6 +326,12 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 				if (old != done)
 					return ktap_expect(false, "%s: atomic %u returned %" PRIu64,
 							   name, done, old);
+			} else if (op == IBV_WR_ATOMIC_WRITE) {
+				uint64_t now = *placed;
+
+				if (now < done + 1 || now > posted)
+					return ktap_expect(false, "%s: %u done, %u posted, the word holds %" PRIu64,
+							   name, done, posted, now);
 			} else if (op != IBV_WR_SEND) {
 				got = (op == IBV_WR_RDMA_READ ? A.dst : B.dst) +
 				      done % WINDOW * MSG;
@@ -314,10 +343,13 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 			done++;
 		}
 	}
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		if (*(uint64_t *)B.dst != n)
-			return ktap_expect(false, "%s: counter %" PRIu64 ", expected %u",
-					   name, *(uint64_t *)B.dst, n);
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_WRITE) {
+		uint64_t last = op == IBV_WR_ATOMIC_WRITE ? *placed :
+							    *(uint64_t *)B.dst;
+
+		if (last != n)
+			return ktap_expect(false, "%s: word %" PRIu64 ", expected %u",
+					   name, last, n);
 		ktap_print("%s: %u verified in %.1f s", name, n,
 			   (now_ms() - t0) / 1000.0);
 		return true;
@@ -338,6 +370,7 @@ int main(int argc, char **argv)
 		{ 'w', IBV_WR_RDMA_WRITE, "RDMA_WRITE" },
 		{ 'r', IBV_WR_RDMA_READ, "RDMA_READ" },
 		{ 'a', IBV_WR_ATOMIC_FETCH_AND_ADD, "FETCH_AND_ADD" },
+		{ 'x', IBV_WR_ATOMIC_WRITE, "ATOMIC_WRITE" },
 	};
 	const char *which = argc > 5 ? argv[5] : "swr";
 	uint32_t mib = argc > 3 ? strtoul(argv[3], NULL, 0) : 20;
@@ -373,10 +406,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		if (!strchr(which, ops[i].key))
 			continue;
-		bool atomic = ops[i].op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+		bool atomic = ops[i].op == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+			      ops[i].op == IBV_WR_ATOMIC_WRITE;
 
 		if (atomic)
-			snprintf(name, sizeof(name), "%u %ss, each once, in order",
+			snprintf(name, sizeof(name), "%u %ss, each executed once, in order",
 				 ATOMICS, ops[i].name);
 		else
 			snprintf(name, sizeof(name), "%s of %u MiB, every byte right",

@@ -2,8 +2,9 @@
 /*
  * SRQs on one device (loopback): several QPs take their receives off one
  * SRQ, the limit event fires once below the armed limit, the SRQ verbs
- * refuse what they cannot do, and a QP on an SRQ that errors raises the
- * last-WQE event and leaves the SRQ's WQEs to the others.
+ * refuse what they cannot do, a resize keeps the WQEs posted, and a QP on
+ * an SRQ that errors raises the last-WQE event and leaves the SRQ's WQEs
+ * to the others.
  *
  * usage: srq_verbs IBDEV [GID_INDEX]
  */
@@ -159,9 +160,16 @@ static void t_refused(void)
 	ok = ktap_expect(srq, "create_srq: %s", strerror(errno)) &&
 	     ktap_expect(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT) == EINVAL,
 			 "a limit above max_wr was taken");
-	attr.max_wr = 2 * NSLOTS;
+	attr.max_wr = 0;
 	ok = ok && ktap_expect(ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR) ==
-			       EOPNOTSUPP, "a resize was not refused");
+			       EINVAL, "a resize to 0 was not refused");
+	attr.max_wr = 4;
+	attr.srq_limit = 5;
+	ok = ok && ktap_expect(ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR |
+					      IBV_SRQ_LIMIT) == EINVAL,
+			       "a limit above the new size was taken") &&
+	     ktap_expect(!ibv_query_srq(srq, &attr) && attr.max_wr == NSLOTS,
+			 "a refused resize changed max_wr to %u", attr.max_wr);
 	big = srq_new(dev.max_srq_wr + 1);
 	ok = ok && ktap_expect(!big && errno == EINVAL,
 			       "max_wr above max_srq_wr: %s",
@@ -170,7 +178,67 @@ static void t_refused(void)
 		ibv_destroy_srq(big);
 	if (srq)
 		ibv_destroy_srq(srq);
-	ktap_result(ok, "a limit over max_wr is EINVAL, a resize EOPNOTSUPP, max_wr over the device's EINVAL");
+	ktap_result(ok, "a limit over max_wr, a resize to 0 or below the limit, max_wr over the device's: EINVAL");
+}
+
+/* The receives of SENDs @from..@to - 1 arrive on @e in that order. */
+static bool recv_in_order(struct ep *s, struct ep *e, int from, int to)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = from; i < to; i++)
+		if (!send_one(s, i) || !poll_one(e->cq, &wc) ||
+		    !ktap_expect(wc.status == IBV_WC_SUCCESS &&
+				 wc.wr_id == (uint64_t)i,
+				 "receive %d: wr_id %llu %s", i,
+				 (unsigned long long)wc.wr_id,
+				 ibv_wc_status_str(wc.status)) ||
+		    (fill(buf, MSG, i),
+		     !same(buf + SLOT * (1 + i % NSLOTS), buf, MSG)))
+			return false;
+	return true;
+}
+
+/*
+ * ibv_modify_srq(IBV_SRQ_MAX_WR): 3 WQEs posted on a 4-slot SRQ move to a
+ * 16-slot one, 8 more fit beside them, all 11 arrive in order; a shrink
+ * below what is posted is EINVAL, one above it works.
+ */
+static void t_resize(void)
+{
+	struct ibv_srq *srq = srq_new(4);
+	struct ibv_srq_attr attr = {};
+	struct ep a = {}, b = {};
+	bool ok;
+
+	ep_srq = srq;
+	ok = ktap_expect(dev.device_cap_flags & IBV_DEVICE_SRQ_RESIZE,
+			 "IBV_DEVICE_SRQ_RESIZE not reported") &&
+	     ktap_expect(srq, "create_srq: %s", strerror(errno)) &&
+	     pair_open(&a, &b, 64) && srq_post(srq, 0, 4) &&
+	     recv_in_order(&a, &b, 0, 1);
+	attr.max_wr = NSLOTS;
+	ok = ok && ktap_expect(!ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR),
+			       "grow: %s", strerror(errno)) &&
+	     ktap_expect(!ibv_query_srq(srq, &attr) && attr.max_wr >= NSLOTS,
+			 "query: max_wr %u", attr.max_wr) &&
+	     srq_post(srq, 4, 8) && recv_in_order(&a, &b, 1, 12);
+	attr.max_wr = 4;
+	ok = ok && srq_post(srq, 12, 6) &&
+	     ktap_expect(ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR) == EINVAL,
+			 "a shrink below the 6 posted was taken") &&
+	     recv_in_order(&a, &b, 12, 14) &&
+	     ktap_expect(!ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR),
+			 "shrink: %s", strerror(errno)) &&
+	     ktap_expect(!ibv_query_srq(srq, &attr) && attr.max_wr == 4,
+			 "query: max_wr %u", attr.max_wr) &&
+	     recv_in_order(&a, &b, 14, 18);
+	ep_srq = NULL;
+	pair_close(&a, &b);
+	if (srq)
+		ibv_destroy_srq(srq);
+	ktap_result(ok, "a resized SRQ keeps its posted WQEs in order, grows and shrinks");
 }
 
 /*
@@ -203,7 +271,7 @@ static void t_qp_error(void)
 
 int main(int argc, char **argv)
 {
-	if (!loop_open(argc, argv, 4) || ibv_query_device(ctx, &dev))
+	if (!loop_open(argc, argv, 5) || ibv_query_device(ctx, &dev))
 		return KSFT_FAIL;
 	buf = aligned_alloc(4096, SLOT * (NSLOTS + 1));
 	if (!buf)
@@ -217,6 +285,7 @@ int main(int argc, char **argv)
 	t_shared();
 	t_limit();
 	t_refused();
+	t_resize();
 	t_qp_error();
 	return ktap_finish();
 }

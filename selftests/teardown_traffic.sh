@@ -20,17 +20,21 @@ up() {
 	srdma0_up
 }
 
-# traffic TOOL: server and client of TOOL on srdma0 for up to 20 s; true
-# once packets flow.
+# traffic TOOL: server and client of TOOL on srdma0 for up to 60 s; true
+# once packets flow and both still run (what follows must meet them
+# running, even in a slow debug guest).
 traffic() {
-	local args="-d srdma0 -x 1 -F -s 65536 -D 20" tx
+	local args="-d srdma0 -x 1 -F -s 65536 -D 60" tx p
 	tx=$(dev_counter srdma0 tx_pkts)
-	timeout 60 $1 $args >/dev/null 2>&1 &
+	timeout 90 $1 $args >/dev/null 2>&1 &
 	pids=$!
 	wait_for "ss -Hltn 'sport = :$TOOL_PORT' | grep -q ." 60 || return
-	timeout 60 $1 $args 127.0.0.1 >/dev/null 2>&1 &
+	timeout 90 $1 $args 127.0.0.1 >/dev/null 2>&1 &
 	pids="$pids $!"
-	wait_for "[ \$(dev_counter srdma0 tx_pkts) -gt $((tx + 1000)) ]" 60
+	wait_for "[ \$(dev_counter srdma0 tx_pkts) -gt $((tx + 1000)) ]" 60 || return
+	for p in $pids; do
+		kill -0 "$p" 2>/dev/null || { ktap_print "$1 ended too early"; return 1; }
+	done
 }
 
 # Both processes end by themselves within 30 s.
@@ -64,12 +68,18 @@ works() {
 	wait $pid && [ $rc -eq 0 ]
 }
 
-# check NAME STEP...: every step in order must succeed.
+# check NAME STEP...: every step in order must succeed. After a failure
+# the next case starts from a working srdma0 again, not from the ruins.
 check() {
 	local name=$1 step
 	shift
 	for step in "$@"; do
-		eval "$step" || { ktap_print "failed: $step"; stop_traffic; ktap_result "$name" 1; return; }
+		eval "$step" && continue
+		ktap_print "failed: $step"
+		stop_traffic
+		[ -e /sys/class/infiniband/srdma0 ] || up
+		ktap_result "$name" 1
+		return
 	done
 	ktap_result "$name" 0
 }

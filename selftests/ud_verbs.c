@@ -16,51 +16,17 @@
 #include "ktap.h"
 #include "verbs_util.h"
 #include "loop_qp.h"
+#include "ud_qp.h"
 
 #define QKEY		0x11110000u
 #define GRH_LEN		40
 #define BUF_SIZE	8192
-
-struct ud {
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-};
 
 static struct ud s, r;		/* sender, receiver */
 static struct ibv_ah *ah;
 static struct ibv_mr *mr;
 static uint8_t *buf;		/* send data in the first half */
 static uint32_t mtu;
-
-static int ud_open(struct ud *u)
-{
-	struct ibv_qp_init_attr init = {
-		.qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
-	};
-
-	u->cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
-	if (!u->cq)
-		return errno;
-	init.send_cq = u->cq;
-	init.recv_cq = u->cq;
-	u->qp = ibv_create_qp(pd, &init);
-	if (!u->qp)
-		return errno;
-	if (ibv_modify_qp(u->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return errno;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(u->qp, &a, IBV_QP_STATE))
-		return errno;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	return ibv_modify_qp(u->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
 
 static bool post_recv_at(uint32_t off, uint32_t len)
 {
@@ -176,9 +142,8 @@ static void t_too_long(void)
 	     wc_ok(s.cq, mtu + 1, IBV_WC_LOC_LEN_ERR);
 	ktap_result(ok, "a datagram longer than the MTU: LOC_LEN_ERR at the sender");
 	/* The sender's QP is in ERR now: start over. */
-	ibv_destroy_qp(s.qp);
-	ibv_destroy_cq(s.cq);
-	ok = ktap_expect(!ud_open(&s), "reopen the sender: %s",
+	ud_close(&s);
+	ok = ktap_expect(!ud_open(&s, QKEY), "reopen the sender: %s",
 			 strerror(errno));
 
 	/* Longer than the receive buffer: that WQE fails, the QP lives. */
@@ -242,7 +207,7 @@ int main(int argc, char **argv)
 	attr.grh.dgid = gid;
 	attr.grh.sgid_index = gid_index;
 	ah = ibv_create_ah(pd, &attr);
-	if (!mr || !ah || ud_open(&s) || ud_open(&r)) {
+	if (!mr || !ah || ud_open(&s, QKEY) || ud_open(&r, QKEY)) {
 		ktap_print("set up: %s", strerror(errno));
 		return KSFT_FAIL;
 	}

@@ -91,21 +91,29 @@ static void test_pd(struct ibv_context *ctx)
 
 static void test_unsupported(struct ibv_pd *pd)
 {
-	struct ibv_mr *mr;
+	struct ibv_cq *cq = ibv_create_cq(pd->context, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = NULL;
 
 	/*
-	 * A verb softrdma does not implement must say so, not fake it:
-	 * implicit ODP, an MR over the whole address space.
+	 * A verb softrdma does not implement must say so, not fake it: a raw
+	 * packet QP (Ethernet frames, no RoCE transport).
 	 */
 	errno = 0;
-	mr = ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND |
-			IBV_ACCESS_LOCAL_WRITE);
-	if (mr)
-		ibv_dereg_mr(mr);
-	if (!ktap_result(!mr && errno == EOPNOTSUPP,
-			 "unsupported verb (implicit ODP) fails with EOPNOTSUPP"))
-		ktap_print("%s, errno %d (%s)", mr ? "registered" : "refused",
+	if (cq)
+		qp = ibv_create_qp(pd, &init);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (!ktap_result(cq && !qp && errno == EOPNOTSUPP,
+			 "unsupported verb (raw packet QP) fails with EOPNOTSUPP"))
+		ktap_print("%s, errno %d (%s)", qp ? "created" : "refused",
 			   errno, strerror(errno));
+	if (cq)
+		ibv_destroy_cq(cq);
 }
 
 /* Wait for @want on the async queue, skipping other events. */

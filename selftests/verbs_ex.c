@@ -81,10 +81,13 @@ static uint64_t now_ms(void)
 	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
+/* The readers the CQs that ep_open() makes have. */
+static uint64_t cq_wc_flags = WC_FLAGS;
+
 static struct ibv_cq_ex *cq_ex_open(struct ibv_comp_channel *channel)
 {
 	struct ibv_cq_init_attr_ex ca = {
-		.cqe = 256, .wc_flags = WC_FLAGS, .channel = channel,
+		.cqe = 256, .wc_flags = cq_wc_flags, .channel = channel,
 	};
 
 	return ibv_create_cq_ex(ctx, &ca);
@@ -353,7 +356,7 @@ static void t_unsupported_ops(void)
 		{ IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV, "UD LOCAL_INV" },
 		{ IBV_QPT_UD, IBV_QP_EX_WITH_BIND_MW, "UD BIND_MW" },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_TSO, "RC TSO" },
-		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, "RC ATOMIC_WRITE" },
+		{ IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_WRITE, "UC ATOMIC_WRITE" },
 		{ IBV_QPT_RC, 1ull << 40, "RC bit 40" },
 		{ IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ, "UC RDMA_READ" },
 		{ IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, "UC CMP_AND_SWP" },
@@ -499,8 +502,6 @@ static void t_create_cq_ex(void)
 	ca.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
 	ok = cq_ex_fails(&ca, EOPNOTSUPP, "IGNORE_OVERRUN");
 	ca.flags = 0;
-	ca.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
-	ok = ok && cq_ex_fails(&ca, EOPNOTSUPP, "COMPLETION_TIMESTAMP");
 	ca.wc_flags = IBV_WC_EX_WITH_FLOW_TAG;
 	ok = ok && cq_ex_fails(&ca, EOPNOTSUPP, "FLOW_TAG");
 	ca.wc_flags = 0;
@@ -517,7 +518,7 @@ static void t_create_cq_ex(void)
 	ok = ok && cq_ex_fails(&ca, EINVAL, "a PD as parent domain");
 	ok = ok && parent_domain_cq(&ca);
 out:
-	ktap_result(ok, "create_cq_ex: EOPNOTSUPP for timestamps and IGNORE_OVERRUN, EINVAL for cqe > max_cqe, a bad comp_vector, a PD for a parent domain");
+	ktap_result(ok, "create_cq_ex: EOPNOTSUPP for FLOW_TAG and IGNORE_OVERRUN, EINVAL for cqe > max_cqe, a bad comp_vector, a PD for a parent domain");
 }
 
 /*
@@ -1163,6 +1164,86 @@ out:
 	ep_close(&b);
 }
 
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+/*
+ * Completion timestamps, on the device's clock (CLOCK_MONOTONIC, its
+ * hca_core_clock 1 GHz): each lies between the post and the poll and none
+ * goes backwards; the wall-clock reading agrees with CLOCK_REALTIME (to
+ * the millisecond the two clocks' readings may lie apart).
+ */
+static void t_timestamps(void)
+{
+	struct ibv_values_ex rt = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	uint64_t t0, t1, w0, w1, ts = 0, wall = 0, last = 0, end;
+	struct ibv_device_attr_ex dev = {};
+	struct ibv_poll_cq_attr pa = {};
+	enum ibv_wc_status st = IBV_WC_GENERAL_ERR;
+	struct ep a = {}, b = {};
+	bool ok;
+	int i, ret;
+
+	ok = ktap_expect(!ibv_query_device_ex(ctx, NULL, &dev) &&
+			 dev.hca_core_clock == 1000000 &&
+			 dev.completion_timestamp_mask == UINT64_MAX,
+			 "hca_core_clock %llu kHz, mask %#llx",
+			 (unsigned long long)dev.hca_core_clock,
+			 (unsigned long long)dev.completion_timestamp_mask);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	ok = ok && ktap_expect(!ibv_query_rt_values_ex(ctx, &rt) &&
+			       (rt.comp_mask & IBV_VALUES_MASK_RAW_CLOCK) &&
+			       rt.raw_clock.tv_sec * 1000000000ull +
+			       rt.raw_clock.tv_nsec >= t0,
+			       "query_rt_values_ex");
+	cq_wc_flags = WC_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+		      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	ok = ok && rc_pair(&a, &b);
+	cq_wc_flags = WC_FLAGS;
+	for (i = 0; ok && i < 20; i++) {
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		w0 = clock_ns(CLOCK_REALTIME);
+		wr_begin(&a, i);
+		ibv_wr_rdma_write(a.qpx, dst_mr->rkey, (uintptr_t)dst);
+		ibv_wr_set_sge(a.qpx, src_mr->lkey, (uintptr_t)src, 64);
+		ok = complete(&a);
+		end = now_ms() + WAIT_MS;
+		do {
+			ret = ibv_start_poll(a.cq, &pa);
+		} while (ok && ret == ENOENT && now_ms() < end);
+		if (ok && !ret) {
+			st = a.cq->status;
+			ts = ibv_wc_read_completion_ts(a.cq);
+			wall = ibv_wc_read_completion_wallclock_ns(a.cq);
+			ibv_end_poll(a.cq);
+		}
+		t1 = clock_ns(CLOCK_MONOTONIC);
+		w1 = clock_ns(CLOCK_REALTIME);
+		ok = ok && ktap_expect(!ret && st == IBV_WC_SUCCESS &&
+				       ts >= t0 && ts <= t1 && ts >= last &&
+				       wall + 1000000 >= w0 &&
+				       wall <= w1 + 1000000,
+				       "%d: %s, ts %llu in [%llu, %llu] after %llu, wall %llu in [%llu, %llu]",
+				       i, ret ? strerror(ret) : ibv_wc_status_str(st),
+				       (unsigned long long)ts,
+				       (unsigned long long)t0,
+				       (unsigned long long)t1,
+				       (unsigned long long)last,
+				       (unsigned long long)wall,
+				       (unsigned long long)w0,
+				       (unsigned long long)w1);
+		last = ts;
+	}
+	ep_close(&a);
+	ep_close(&b);
+	ktap_result(ok, "completion timestamps: monotonic, between post and poll, wall clock agrees");
+}
+
 int main(int argc, char **argv)
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -1174,7 +1255,7 @@ int main(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 	gid_index = argc > 2 ? atoi(argv[2]) : 1;
-	ktap_plan(18);
+	ktap_plan(19);
 	ctx = open_by_name(argv[1]);
 	if (!ctx || ibv_query_gid(ctx, 1, gid_index, &gid)) {
 		ktap_print("cannot open %s port 1 GID %d", argv[1], gid_index);
@@ -1216,5 +1297,6 @@ int main(int argc, char **argv)
 	ep_close(&b);
 	t_reset();
 	t_ud();
+	t_timestamps();
 	return ktap_finish();
 }

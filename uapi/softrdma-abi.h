@@ -50,9 +50,19 @@
  */
 #define SOFTRDMA_RING_HDR_SIZE	128
 
+/*
+ * The kernel writes SOFTRDMA_RING_MAGIC into every ring it makes and
+ * clears it when it destroys the queue. A process whose device was deleted
+ * under it keeps its mappings, but its queues are gone: the provider sees
+ * the cleared magic and fails poll_cq and the posts with EIO, so a busy
+ * poller learns it, instead of polling an empty CQ for ever.
+ */
+#define SOFTRDMA_RING_MAGIC	0x53524e47	/* "SRNG" */
+
 struct softrdma_ring_hdr {
 	__u32 producer;
-	__u32 pad0[15];		/* the two indices on their own cache lines */
+	__u32 magic;		/* SOFTRDMA_RING_MAGIC while the ring lives */
+	__u32 pad0[14];		/* the two indices on their own cache lines */
 	__u32 consumer;
 	__u32 pad1[15];
 };
@@ -101,6 +111,17 @@ struct softrdma_cqe {
 	__u8 net_type;		/* SOFTRDMA_NET_*: a datagram's GRH */
 };
 
+/*
+ * The slot of a CQ made with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION: the
+ * CQE, then when it was written, in CLOCK_MONOTONIC nanoseconds (the
+ * device's clock: hca_core_clock 1 GHz).
+ */
+struct softrdma_cqe_ts {
+	struct softrdma_cqe cqe;
+	__aligned_u64 timestamp;
+	__aligned_u64 reserved;
+};
+
 /* Receive WQE: slot_size = sizeof(struct) + max_sge SGEs, 16-aligned. */
 struct softrdma_recv_wqe {
 	__aligned_u64 wr_id;
@@ -108,6 +129,15 @@ struct softrdma_recv_wqe {
 	__u32 reserved;
 	struct softrdma_sge sge[];
 };
+
+/*
+ * IBA 1.5 memory placement operations, by their libibverbs values (which
+ * the kernel's uverbs names only since Linux 6.2).
+ */
+#define SOFTRDMA_WR_FLUSH		14	/* IBV_WR_FLUSH */
+#define SOFTRDMA_WR_ATOMIC_WRITE	15	/* IBV_WR_ATOMIC_WRITE */
+#define SOFTRDMA_WC_FLUSH		8	/* IBV_WC_FLUSH */
+#define SOFTRDMA_WC_ATOMIC_WRITE	9	/* IBV_WC_ATOMIC_WRITE */
 
 /*
  * Send WQE. With IBV_SEND_INLINE the payload (inline_len bytes) sits
@@ -126,6 +156,20 @@ struct softrdma_send_wqe {
 			__u32 rkey;
 			__u32 reserved;
 		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u8 type;	/* IBV_FLUSH_GLOBAL / _PERSISTENT */
+			__u8 level;	/* IBV_FLUSH_RANGE / _MR */
+			__u16 reserved;
+			__aligned_u64 length;
+		} flush;		/* remote_addr, rkey as in rdma */
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+			__u8 data[8];	/* placed as one 8-byte store */
+		} atomic_write;		/* remote_addr, rkey as in rdma */
 		struct {
 			__aligned_u64 remote_addr;
 			__aligned_u64 compare_add;
@@ -159,6 +203,15 @@ struct softrdma_create_cq_resp {
 	struct softrdma_ring_info cq;
 };
 
+/*
+ * modify_srq with IBV_SRQ_MAX_WR moves the SRQ to a new ring. The command
+ * has no response: the kernel writes the new ring's softrdma_ring_info at
+ * ring_info_addr, and the old ring is to be unmapped.
+ */
+struct softrdma_modify_srq_cmd {
+	__aligned_u64 ring_info_addr;
+};
+
 /* After resize_cq: the new ring; the old one is to be unmapped. */
 struct softrdma_resize_cq_resp {
 	struct softrdma_ring_info cq;
@@ -179,11 +232,34 @@ struct softrdma_create_ah_resp {
 	__u32 reserved;
 };
 
+/*
+ * Device memory (ibv_alloc_dm) is memory the kernel driver owns, up to
+ * SOFTRDMA_MAX_DM_SIZE bytes a piece. The DM alloc command has no room
+ * for driver data, so its mmap offset follows from the DM's handle: the
+ * provider maps SOFTRDMA_DM_MMAP_OFFSET(handle), far above the rings.
+ * The kernel refuses (ENOMEM) a handle whose offset is still mapped.
+ */
+#define SOFTRDMA_MAX_DM_SIZE		(256 * 1024)
+#define SOFTRDMA_DM_MMAP_BASE		(1ULL << 43)
+#define SOFTRDMA_DM_MMAP_MAX_HANDLE	((1U << 25) - 1)
+#define SOFTRDMA_DM_MMAP_OFFSET(handle) \
+	(SOFTRDMA_DM_MMAP_BASE + (__u64)(handle) * SOFTRDMA_MAX_DM_SIZE)
+/* memcpy to and from device memory moves whole aligned 4-byte words */
+#define SOFTRDMA_DM_ALIGN		4
+
 /* The layouts above are ABI: both compilers must agree with these. */
 _Static_assert(sizeof(struct softrdma_ring_hdr) == SOFTRDMA_RING_HDR_SIZE,
 	       "ring header size");
 _Static_assert(sizeof(struct softrdma_cqe) == 32, "CQE size");
+_Static_assert(sizeof(struct softrdma_cqe_ts) == 48, "CQE with timestamp");
 _Static_assert(sizeof(struct softrdma_recv_wqe) == 16, "recv WQE header");
 _Static_assert(sizeof(struct softrdma_send_wqe) == 80, "send WQE header");
+/* The requester builds the RETH of every operation from the rdma fields. */
+#define SOFTRDMA_WQE_OFF(f)	__builtin_offsetof(struct softrdma_send_wqe, f)
+_Static_assert(SOFTRDMA_WQE_OFF(wr.flush.rkey) ==
+	       SOFTRDMA_WQE_OFF(wr.rdma.rkey), "flush rkey");
+_Static_assert(SOFTRDMA_WQE_OFF(wr.atomic_write.rkey) ==
+	       SOFTRDMA_WQE_OFF(wr.rdma.rkey), "atomic write rkey");
+#undef SOFTRDMA_WQE_OFF
 
 #endif /* SOFTRDMA_ABI_H */

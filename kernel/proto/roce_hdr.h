@@ -7,8 +7,8 @@
  * convert to host order and mask the reserved bits away.
  *
  * Order of the headers inside a RoCEv2 UDP payload:
- *   BTH [DETH] [XRCETH] [RETH] [AtomicETH] [AETH] [AtomicAckETH] [ImmDt]
- *   [IETH]
+ *   BTH [DETH] [XRCETH] [FETH] [RETH] [AtomicETH] [AETH] [AtomicAckETH]
+ *   [ImmDt] [IETH]
  *   payload, pad (0-3 bytes), ICRC (4 bytes, little-endian).
  */
 #ifndef SOFTRDMA_ROCE_HDR_H
@@ -21,6 +21,7 @@
 #define ROCE_BTH_LEN		12
 #define ROCE_DETH_LEN		8
 #define ROCE_XRCETH_LEN		4
+#define ROCE_FETH_LEN		4
 #define ROCE_RETH_LEN		16
 #define ROCE_ATMETH_LEN		28
 #define ROCE_AETH_LEN		4
@@ -31,6 +32,7 @@
 
 #define ROCE_PKEY_DEFAULT	0xffff
 #define ROCE_QPN_MASK		0x00ffffffu
+#define ROCE_QPN_MCAST		0x00ffffffu	/* a multicast datagram */
 
 /* ---- Base Transport Header ------------------------------------------ */
 
@@ -229,6 +231,34 @@ static inline u32 roce_xrceth_srqn(const struct roce_xrceth *x)
 static inline void roce_xrceth_encode(struct roce_xrceth *x, u32 srqn)
 {
 	x->srqn = cpu_to_be32(srqn & ROCE_QPN_MASK);
+}
+
+/* ---- FLUSH Extended Transport Header (IBA 1.5, oA19) --------------- */
+
+/* Placement type: where the flushed data must have reached. */
+#define ROCE_FLUSH_GLOBAL	1	/* visible to every consumer */
+#define ROCE_FLUSH_PERSISTENT	2	/* persistent memory */
+/* Selectivity level: the RETH's range, or the whole MR it names. */
+#define ROCE_FLUSH_RANGE	0
+#define ROCE_FLUSH_MR		1
+
+struct roce_feth {
+	__be32	word;		/* reserved:26 | SelLevel:2 | PlType:4 */
+} __packed;
+
+static inline u8 roce_feth_type(const struct roce_feth *f)
+{
+	return be32_to_cpu(f->word) & 0xf;
+}
+
+static inline u8 roce_feth_level(const struct roce_feth *f)
+{
+	return (be32_to_cpu(f->word) >> 4) & 0x3;
+}
+
+static inline void roce_feth_encode(struct roce_feth *f, u8 type, u8 level)
+{
+	f->word = cpu_to_be32((u32)(level & 0x3) << 4 | (type & 0xf));
 }
 
 /* ---- RDMA Extended Transport Header --------------------------------- */
@@ -461,6 +491,7 @@ static inline void roce_ieth_encode(struct roce_ieth *h, u32 rkey)
 ROCE_HDR_SIZE_CHECK(roce_bth, ROCE_BTH_LEN);
 ROCE_HDR_SIZE_CHECK(roce_deth, ROCE_DETH_LEN);
 ROCE_HDR_SIZE_CHECK(roce_xrceth, ROCE_XRCETH_LEN);
+ROCE_HDR_SIZE_CHECK(roce_feth, ROCE_FETH_LEN);
 ROCE_HDR_SIZE_CHECK(roce_reth, ROCE_RETH_LEN);
 ROCE_HDR_SIZE_CHECK(roce_atmeth, ROCE_ATMETH_LEN);
 ROCE_HDR_SIZE_CHECK(roce_aeth, ROCE_AETH_LEN);

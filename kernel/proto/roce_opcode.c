@@ -13,7 +13,8 @@
 /* Offset each header would have: after every earlier header present. */
 #define OFF_DETH(f)	ROCE_BTH_LEN
 #define OFF_XRCETH(f)	(OFF_DETH(f) + LEN_IF(f, DETH, ROCE_DETH_LEN))
-#define OFF_RETH(f)	(OFF_XRCETH(f) + LEN_IF(f, XRCETH, ROCE_XRCETH_LEN))
+#define OFF_FETH(f)	(OFF_XRCETH(f) + LEN_IF(f, XRCETH, ROCE_XRCETH_LEN))
+#define OFF_RETH(f)	(OFF_FETH(f) + LEN_IF(f, FETH, ROCE_FETH_LEN))
 #define OFF_ATMETH(f)	(OFF_RETH(f) + LEN_IF(f, RETH, ROCE_RETH_LEN))
 #define OFF_AETH(f)	(OFF_ATMETH(f) + LEN_IF(f, ATMETH, ROCE_ATMETH_LEN))
 #define OFF_ATMACK(f)	(OFF_AETH(f) + LEN_IF(f, AETH, ROCE_AETH_LEN))
@@ -32,7 +33,7 @@
 		.hdr_len = HDR_LEN(f),					\
 		.off = {						\
 			EXT_OFF(f, DETH), EXT_OFF(f, XRCETH),		\
-			EXT_OFF(f, RETH),				\
+			EXT_OFF(f, FETH), EXT_OFF(f, RETH),		\
 			EXT_OFF(f, ATMETH), EXT_OFF(f, AETH),		\
 			EXT_OFF(f, ATMACK), EXT_OFF(f, IMMDT),		\
 			EXT_OFF(f, IETH),				\
@@ -60,6 +61,11 @@
 #define T_ATOMIC	(ROCE_F_REQ | ROCE_F_ATOMIC | ROCE_F_ONLY | \
 			 ROCE_F_ATMETH)
 #define T_READ_REQ	(ROCE_F_REQ | ROCE_F_READ | ROCE_F_ONLY | ROCE_F_RETH)
+/* IBA 1.5: both answered by an empty read response, like a 0-byte read. */
+#define T_FLUSH		(ROCE_F_REQ | ROCE_F_FLUSH | ROCE_F_ONLY | \
+			 ROCE_F_FETH | ROCE_F_RETH)
+#define T_AWRITE	(ROCE_F_REQ | ROCE_F_AWRITE | ROCE_F_ONLY | \
+			 ROCE_F_RETH | ROCE_F_PAYLOAD)
 #define T_ACK		(ROCE_F_RESP | ROCE_F_ACK | ROCE_F_ONLY | ROCE_F_AETH)
 #define T_ATOMIC_ACK	(ROCE_F_RESP | ROCE_F_ATOMIC | ROCE_F_ONLY | \
 			 ROCE_F_AETH | ROCE_F_ATMACK)
@@ -90,6 +96,8 @@ const struct roce_opcode_info roce_opcode_table[256] = {
 	OPCODE(ROCE_RC_FETCH_ADD, T_ATOMIC),
 	OPCODE(ROCE_RC_SEND_LAST_INV, T_SEND_LAST | ROCE_F_IETH),
 	OPCODE(ROCE_RC_SEND_ONLY_INV, T_SEND_ONLY | ROCE_F_IETH),
+	OPCODE(ROCE_RC_FLUSH, T_FLUSH),
+	OPCODE(ROCE_RC_ATOMIC_WRITE, T_AWRITE),
 
 	OPCODE(ROCE_UC_SEND_FIRST, T_SEND_FIRST),
 	OPCODE(ROCE_UC_SEND_MIDDLE, T_SEND_MIDDLE),

@@ -45,6 +45,8 @@ enum roce_op {
 	ROCE_OP_FETCH_ADD		= 0x14,
 	ROCE_OP_SEND_LAST_INV		= 0x16,
 	ROCE_OP_SEND_ONLY_INV		= 0x17,
+	ROCE_OP_FLUSH			= 0x1c,	/* IBA 1.5 */
+	ROCE_OP_ATOMIC_WRITE		= 0x1d,	/* IBA 1.5 */
 };
 
 #define ROCE_OPCODE(transport, op)	((u8)((transport) | (op)))
@@ -74,6 +76,8 @@ enum roce_opcode {
 	ROCE_RC_FETCH_ADD	= ROCE_TRANSPORT_RC | ROCE_OP_FETCH_ADD,
 	ROCE_RC_SEND_LAST_INV	= ROCE_TRANSPORT_RC | ROCE_OP_SEND_LAST_INV,
 	ROCE_RC_SEND_ONLY_INV	= ROCE_TRANSPORT_RC | ROCE_OP_SEND_ONLY_INV,
+	ROCE_RC_FLUSH		= ROCE_TRANSPORT_RC | ROCE_OP_FLUSH,
+	ROCE_RC_ATOMIC_WRITE	= ROCE_TRANSPORT_RC | ROCE_OP_ATOMIC_WRITE,
 
 	ROCE_UC_SEND_FIRST	= ROCE_TRANSPORT_UC | ROCE_OP_SEND_FIRST,
 	ROCE_UC_SEND_MIDDLE	= ROCE_TRANSPORT_UC | ROCE_OP_SEND_MIDDLE,
@@ -123,6 +127,7 @@ enum roce_opcode {
 enum roce_ext {
 	ROCE_EXT_DETH,
 	ROCE_EXT_XRCETH,
+	ROCE_EXT_FETH,
 	ROCE_EXT_RETH,
 	ROCE_EXT_ATMETH,
 	ROCE_EXT_AETH,
@@ -135,6 +140,7 @@ enum roce_ext {
 /* Extension headers present. */
 #define ROCE_F_DETH	BIT(ROCE_EXT_DETH)
 #define ROCE_F_XRCETH	BIT(ROCE_EXT_XRCETH)
+#define ROCE_F_FETH	BIT(ROCE_EXT_FETH)
 #define ROCE_F_RETH	BIT(ROCE_EXT_RETH)
 #define ROCE_F_ATMETH	BIT(ROCE_EXT_ATMETH)
 #define ROCE_F_AETH	BIT(ROCE_EXT_AETH)
@@ -144,25 +150,27 @@ enum roce_ext {
 #define ROCE_F_EXT_MASK	(BIT(ROCE_EXT_NUM) - 1)
 
 /* Direction: requester->responder, or responder->requester. */
-#define ROCE_F_REQ	BIT(8)
-#define ROCE_F_RESP	BIT(9)
+#define ROCE_F_REQ	BIT(9)
+#define ROCE_F_RESP	BIT(10)
 /* Place in the message; an "only" packet is both FIRST and LAST. */
-#define ROCE_F_FIRST	BIT(10)
-#define ROCE_F_MIDDLE	BIT(11)
-#define ROCE_F_LAST	BIT(12)
+#define ROCE_F_FIRST	BIT(11)
+#define ROCE_F_MIDDLE	BIT(12)
+#define ROCE_F_LAST	BIT(13)
 #define ROCE_F_ONLY	(ROCE_F_FIRST | ROCE_F_LAST)
 /* Operation family. */
-#define ROCE_F_SEND	BIT(13)
-#define ROCE_F_WRITE	BIT(14)
-#define ROCE_F_READ	BIT(15)	/* read request and read responses */
-#define ROCE_F_ATOMIC	BIT(16)	/* atomic requests and atomic ACK */
-#define ROCE_F_ACK	BIT(17)	/* the plain ACKNOWLEDGE opcode */
+#define ROCE_F_SEND	BIT(14)
+#define ROCE_F_WRITE	BIT(15)
+#define ROCE_F_READ	BIT(16)	/* read request and read responses */
+#define ROCE_F_ATOMIC	BIT(17)	/* atomic requests and atomic ACK */
+#define ROCE_F_ACK	BIT(18)	/* the plain ACKNOWLEDGE opcode */
+#define ROCE_F_FLUSH	BIT(22)	/* FLUSH request (IBA 1.5) */
+#define ROCE_F_AWRITE	BIT(23)	/* ATOMIC WRITE request (IBA 1.5) */
 /* Packet may carry payload (otherwise only headers and ICRC). */
-#define ROCE_F_PAYLOAD	BIT(18)
+#define ROCE_F_PAYLOAD	BIT(19)
 /* Responder consumes a receive WQE at this packet. */
-#define ROCE_F_RWR	BIT(19)
+#define ROCE_F_RWR	BIT(20)
 /* Responder completes the receive WQE at this packet. */
-#define ROCE_F_COMP	BIT(20)
+#define ROCE_F_COMP	BIT(21)
 
 /* Largest header stack we accept (an XRC atomic: BTH, XRCETH, AtomicETH). */
 #define ROCE_MAX_HDR_LEN	(ROCE_BTH_LEN + ROCE_XRCETH_LEN + ROCE_ATMETH_LEN)

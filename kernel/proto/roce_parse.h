@@ -75,6 +75,12 @@ roce_pkt_xrceth(const struct roce_pkt_info *pkt)
 	return roce_pkt_ext(pkt, ROCE_EXT_XRCETH);
 }
 
+static inline const struct roce_feth *
+roce_pkt_feth(const struct roce_pkt_info *pkt)
+{
+	return roce_pkt_ext(pkt, ROCE_EXT_FETH);
+}
+
 static inline const struct roce_reth *
 roce_pkt_reth(const struct roce_pkt_info *pkt)
 {

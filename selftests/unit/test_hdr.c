@@ -95,6 +95,7 @@ static void ext_headers_wire_layout(struct ktap *t)
 	struct roce_deth deth;
 	struct roce_ieth ieth;
 	struct roce_atmack ack;
+	struct roce_feth feth;
 
 	roce_reth_encode(&reth, 0x0102030405060708ull, 0x11223344, 0x1000);
 	KT_EXPECT(t, bytes_eq(&reth, "0102030405060708 11223344 00001000",
@@ -110,6 +111,13 @@ static void ext_headers_wire_layout(struct ktap *t)
 	KT_EXPECT(t, bytes_eq(&ieth, "cafef00d", 4));
 	roce_atmack_encode(&ack, 42);
 	KT_EXPECT(t, bytes_eq(&ack, "000000000000002a", 8));
+	/* FETH: selectivity level in bits 5:4, placement type in 3:0. */
+	roce_feth_encode(&feth, ROCE_FLUSH_PERSISTENT, ROCE_FLUSH_MR);
+	KT_EXPECT(t, bytes_eq(&feth, "00000012", 4));
+	KT_EXPECT_EQ(t, roce_feth_type(&feth), ROCE_FLUSH_PERSISTENT);
+	KT_EXPECT_EQ(t, roce_feth_level(&feth), ROCE_FLUSH_MR);
+	roce_feth_encode(&feth, ROCE_FLUSH_GLOBAL, ROCE_FLUSH_RANGE);
+	KT_EXPECT(t, bytes_eq(&feth, "00000001", 4));
 }
 
 static void aeth_syndromes(struct ktap *t)

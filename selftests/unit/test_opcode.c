@@ -20,6 +20,8 @@ static const struct {
 	{ ROCE_RC_ATOMIC_ACK, 24 },	{ ROCE_RC_CMP_SWAP, 40 },
 	{ ROCE_RC_FETCH_ADD, 40 },	{ ROCE_RC_SEND_LAST_INV, 16 },
 	{ ROCE_RC_SEND_ONLY_INV, 16 },
+	/* IBA 1.5: FETH then RETH; RETH and an 8-byte payload */
+	{ ROCE_RC_FLUSH, 32 },		{ ROCE_RC_ATOMIC_WRITE, 28 },
 	{ ROCE_UC_SEND_FIRST, 12 },	{ ROCE_UC_SEND_MIDDLE, 12 },
 	{ ROCE_UC_SEND_LAST, 12 },	{ ROCE_UC_SEND_LAST_IMM, 16 },
 	{ ROCE_UC_SEND_ONLY, 12 },	{ ROCE_UC_SEND_ONLY_IMM, 16 },
@@ -105,6 +107,7 @@ static void ext_offsets_tile_headers(struct ktap *t)
 	static const u8 ext_len[ROCE_EXT_NUM] = {
 		[ROCE_EXT_DETH] = ROCE_DETH_LEN,
 		[ROCE_EXT_XRCETH] = ROCE_XRCETH_LEN,
+		[ROCE_EXT_FETH] = ROCE_FETH_LEN,
 		[ROCE_EXT_RETH] = ROCE_RETH_LEN,
 		[ROCE_EXT_ATMETH] = ROCE_ATMETH_LEN,
 		[ROCE_EXT_AETH] = ROCE_AETH_LEN,
@@ -162,6 +165,13 @@ static void payload_flag(struct ktap *t)
 	KT_EXPECT(t, !(flags_of(ROCE_RC_ACK) & ROCE_F_PAYLOAD));
 	KT_EXPECT(t, !(flags_of(ROCE_RC_ATOMIC_ACK) & ROCE_F_PAYLOAD));
 	KT_EXPECT(t, !(flags_of(ROCE_RC_CMP_SWAP) & ROCE_F_PAYLOAD));
+	KT_EXPECT(t, !(flags_of(ROCE_RC_FLUSH) & ROCE_F_PAYLOAD));
+	KT_EXPECT(t, flags_of(ROCE_RC_ATOMIC_WRITE) & ROCE_F_PAYLOAD);
+	/* The FETH sits before the RETH, right after the BTH. */
+	KT_EXPECT_EQ(t, roce_opcode_lookup(ROCE_RC_FLUSH)->off[ROCE_EXT_FETH],
+		     12);
+	KT_EXPECT_EQ(t, roce_opcode_lookup(ROCE_RC_FLUSH)->off[ROCE_EXT_RETH],
+		     16);
 }
 
 /* Which packets consume / complete a receive WQE at the responder. */

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared by the block storage ULP tests (iser.sh, srp.sh, nvme_of.sh),
+# sourced after lib.sh: fio on the ULP's disk, which the test's blk_disk
+# function names (its /dev path, empty while there is none), its checks,
+# a device deleted under its I/O, and the report.
+
+# blk_fio_bw FIELD ARGS...: fio on the disk, its bandwidth in KiB/s
+# (terse v3 field 7 read, 48 write); fails with fio.
+blk_fio_bw() {
+	local out f=$1
+	shift
+	out=$(fio --name=blk --filename="$(blk_disk)" --direct=1 \
+		--ioengine=libaio --size=64M --output-format=terse \
+		--terse-version=3 "$@" 2>&1) || { echo "$out" | tail -n 5 >&2; return 1; }
+	echo "$out" | tail -n 1 | cut -d';' -f"$f"
+}
+
+# blk_data_checks IBDEV: 64 KiB random writes verified by crc32c at
+# queue depths 1 and 16, then 1 MiB sequential reads; their bandwidths
+# are kept for blk_report.
+blk_data_checks() {
+	local dev=$1 qd bw
+	for qd in 1 16; do
+		bw=$(blk_fio_bw 48 --rw=randwrite --bs=64k --iodepth=$qd \
+			--verify=crc32c --do_verify=1 --verify_fatal=1)
+		ktap_result "$dev: fio 64k random writes, iodepth $qd, crc32c verified" $?
+		eval "BLK_W_${dev}_$qd=\${bw:-0}"
+	done
+	bw=$(blk_fio_bw 7 --rw=read --bs=1M --iodepth=4)
+	ktap_result "$dev: fio 1M sequential reads" $?
+	eval "BLK_R_$dev=\${bw:-0}"
+}
+
+# blk_delete_under_io IBDEV: random reads and writes on the disk, and
+# IBDEV deleted 3 s into them; fio must then end (within 90 s) with an
+# error. The caller checks what the ULP left and brings a device back.
+blk_delete_under_io() {
+	local pid rc=0
+	fio --name=bg --filename="$(blk_disk)" --direct=1 --ioengine=libaio \
+		--rw=randrw --bs=16k --iodepth=16 --time_based --runtime=120 \
+		>/dev/null 2>&1 &
+	pid=$!
+	sleep 3
+	rdma link delete "$1" || rc=1
+	wait_for "! kill -0 $pid" 90 || { ktap_print "fio still runs"; rc=1; }
+	kill $pid 2>/dev/null
+	wait $pid && { ktap_print "fio did not fail"; rc=1; }
+	return $rc
+}
+
+# blk_verify_small: a short verified write, for a device that came back.
+blk_verify_small() {
+	blk_fio_bw 48 --rw=randwrite --bs=64k --iodepth=8 --size=16M \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 >/dev/null
+}
+
+# blk_report: softrdma's and rxe's bandwidths from blk_data_checks.
+blk_report() {
+	local qd s r
+	for qd in 1 16; do
+		eval "s=\$BLK_W_srdma0_$qd r=\$BLK_W_rxe0_$qd"
+		ktap_print "64k random writes, iodepth $qd: softrdma $s KiB/s, rxe $r KiB/s, ratio $(ratio "$s" "$r")"
+	done
+	ktap_print "1M sequential reads: softrdma $BLK_R_srdma0 KiB/s, rxe $BLK_R_rxe0 KiB/s, ratio $(ratio "$BLK_R_srdma0" "$BLK_R_rxe0")"
+}

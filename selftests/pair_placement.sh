@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Two hosts (vm-pair.sh): ATOMIC WRITE and FLUSH across the link with
+# rc_placement's server and client modes, each host as requester once
+# (against rdma_rxe, softrdma only, for now).
+# Host a runs rdma_rxe with PAIR_A=rxe (its ATOMIC WRITE and FLUSH need
+# Linux 6.2: check-release.sh runs this on trixie and sid).
+. "$(dirname "$0")/lib.sh"
+trap srdma_cleanup EXIT
+PORT=18650
+PROG=${RC_PLACEMENT:-$SELFTESTS/rc_placement}
+
+pair_device_up || exit $KSFT_FAIL
+# Known and open (issue 16): a FLUSH between softrdma and rdma_rxe gets no
+# answer, either way round, where ATOMIC WRITE interoperates.
+[ "${PAIR_A:-}" = rxe ] &&
+	export RC_PLACEMENT_NO_FLUSH="FLUSH with rdma_rxe gets no answer either way (open)"
+
+# round N SERVER_HOST: that host responds, the other drives and reports.
+round() {
+	"$VM_SCRIPTS/vm-sync.sh" barrier "placement-$1" 120 || return
+	if [ "$VM_HOST" = "$2" ]; then
+		timeout 300 "$PROG" server "$DEV" $((PORT + $1)) 1
+	else
+		sleep 2
+		timeout 300 "$PROG" client "$DEV" "$VM_PEER_IP" $((PORT + $1)) 1
+	fi
+}
+round 1 a
+if [ "${PAIR_A:-}" = rxe ]; then
+	# Known and open (issue 16): rdma_rxe's first ATOMIC WRITE to a
+	# softrdma responder is at times answered with a remote access error.
+	echo "1..1"
+	echo "ok 1 rdma_rxe as requester # SKIP its ATOMIC WRITE to softrdma is at times refused (open)"
+else
+	round 2 b
+fi
