@@ -25,6 +25,10 @@ enum srdma_counter {
 	SRDMA_CNT_RNR_NAKS_RCVD,
 	SRDMA_CNT_DUP_REQUESTS,		/* answered again, not executed */
 	SRDMA_CNT_ODP_FAULTS,		/* ODP pages asked to be mapped */
+	/* Congestion control (cc.c), named as mlx5 names them. */
+	SRDMA_CNT_NP_ECN_MARKED,	/* packets taken in with CE set */
+	SRDMA_CNT_NP_CNP_SENT,
+	SRDMA_CNT_RP_CNP_HANDLED,
 	SRDMA_CNT_RX_DROPS,		/* sum of the reasons below */
 	/* Malformed packets, in enum roce_drop_reason order. */
 	SRDMA_CNT_DROP_SHORT,

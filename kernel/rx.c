@@ -239,7 +239,10 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 	}
 	sdev = qp_sdev(qp);
 	srdma_rx_count(sdev, skb);
-	if (!roce_opcode_valid_for(pkt.rp.opcode, srdma_qp_transport(qp)) ||
+	/* A CNP is of no transport: any connected QP's peer may send one. */
+	if (pkt.rp.opcode == ROCE_CNP ?
+	    srdma_qp_is_ud(qp) :
+	    !roce_opcode_valid_for(pkt.rp.opcode, srdma_qp_transport(qp)) ||
 	    !srdma_rx_direction_ok(qp, pkt.rp.info->flags)) {
 		srdma_drop(sdev, SRDMA_CNT_DROP_QP_TYPE);
 		rcu_read_unlock();
@@ -252,12 +255,19 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 		kfree_skb(skb);
 		return;
 	}
+	if (unlikely(pkt.rp.opcode == ROCE_CNP)) {
+		srdma_cc_cnp_rx(qp);
+		goto done;
+	}
+	if (unlikely(srdma_cc_ce(skb)))
+		srdma_cc_ce_rx(qp);
 	if (srdma_qp_is_ud(qp))
 		srdma_ud_rx(qp, &pkt.rp);
 	else if (pkt.rp.info->flags & ROCE_F_REQ)
 		srdma_resp_rx(qp, &pkt.rp);
 	else
 		srdma_comp_rx(qp, &pkt.rp);
+done:
 	rcu_read_unlock();
 	consume_skb(skb);
 }

@@ -471,6 +471,8 @@ struct srdma_swqe {
  *	(compared only: see srdma_qp_pd())
  * @xrc_srqn: XRC target: the number of that SRQ, kept for the message
  *	under way and the receive WQE in @rwqe
+ * @cnp_next: congestion notification point: local_clock() before which
+ *	no further CNP goes to the peer (cc.c)
  *
  * Lifetime: core-allocated; published in the device's QPN table from
  * create to destroy.
@@ -532,6 +534,7 @@ struct srdma_qp {
 	struct srdma_srq *xsrq;
 	struct ib_pd *xrc_pd;
 	u32 xrc_srqn;
+	u64 cnp_next;
 };
 
 static inline struct srdma_qp *to_sqp(struct ib_qp *ibqp)
@@ -781,6 +784,12 @@ int srdma_path_init(struct srdma_path *path, const struct rdma_ah_attr *ah,
 		    u32 flow);
 int srdma_xmit_path(struct srdma_dev *sdev, struct srdma_path *path,
 		    struct sk_buff *skb);
+
+/* cc.c: ECN marking and congestion notification packets */
+u8 srdma_cc_tclass(const struct sk_buff *skb, u8 tclass);
+bool srdma_cc_ce(const struct sk_buff *skb);
+void srdma_cc_ce_rx(struct srdma_qp *qp);
+void srdma_cc_cnp_rx(struct srdma_qp *qp);
 
 /* A connected QP's packets. */
 static inline int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)

@@ -142,18 +142,21 @@ static int srdma_xmit4(struct srdma_dev *sdev, struct srdma_path *path,
 	struct udphdr *udph;
 	struct iphdr *iph;
 	struct rtable *rt;
+	u8 tclass;
 
 	rt = srdma_route4(sdev, path);
 	if (IS_ERR(rt))
 		goto drop;
 	skb_dst_set(skb, &rt->dst);
 
+	/* Before the pushes: it reads the opcode at skb->data. */
+	tclass = srdma_cc_tclass(skb, av->tclass);
 	udph = srdma_push_udp(skb, av, roce_len);
 	iph = skb_push(skb, sizeof(*iph));
 	skb_reset_network_header(skb);
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = av->tclass;
+	iph->tos = tclass;
 	iph->tot_len = htons(skb->len);
 	iph->frag_off = htons(IP_DF);
 	iph->ttl = av->ttl;
@@ -182,16 +185,18 @@ static int srdma_xmit6(struct srdma_dev *sdev, struct srdma_path *path,
 	struct dst_entry *dst;
 	struct udphdr *udph;
 	struct ipv6hdr *ip6h;
+	u8 tclass;
 
 	dst = srdma_route6(sdev, path);
 	if (IS_ERR(dst))
 		goto drop;
 	skb_dst_set(skb, dst);
 
+	tclass = srdma_cc_tclass(skb, av->tclass);
 	udph = srdma_push_udp(skb, av, roce_len);
 	ip6h = skb_push(skb, sizeof(*ip6h));
 	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, av->tclass, htonl(av->flow_label));
+	ip6_flow_hdr(ip6h, tclass, htonl(av->flow_label));
 	ip6h->payload_len = htons(roce_len + sizeof(*udph));
 	ip6h->nexthdr = IPPROTO_UDP;
 	ip6h->hop_limit = av->ttl;

@@ -8,7 +8,7 @@ trap srdma_cleanup EXIT
 
 NAMES="tx_pkts tx_bytes rx_pkts rx_bytes retransmits retry_timeouts
 seq_naks_sent seq_naks_rcvd rnr_naks_sent rnr_naks_rcvd dup_requests odp_faults
-rx_drops drop_short drop_bad_version drop_bad_opcode drop_bad_pad
+np_ecn_marked_roce_packets np_cnp_sent rp_cnp_handled rx_drops drop_short drop_bad_version drop_bad_opcode drop_bad_pad
 drop_bad_length drop_bad_icrc drop_no_qp drop_qp_type drop_qp_state
 drop_psn drop_source drop_nomem drop_bad_qkey drop_no_recv drop_bad_request"
 
@@ -101,8 +101,8 @@ v=$(cnt drop_bad_version)
 udp_send 0401ffff000000100000000000000000
 expect_delta "BTH version 1: drop_bad_version" drop_bad_version "$v" 1
 v=$(cnt drop_bad_opcode)
-udp_send 8100ffff00000010000000000000000000000000
-expect_delta "CNP opcode 0x81: drop_bad_opcode" drop_bad_opcode "$v" 1
+udp_send 1f00ffff00000010000000000000000000000000
+expect_delta "RC opcode 0x1f (reserved): drop_bad_opcode" drop_bad_opcode "$v" 1
 v=$(cnt drop_bad_icrc)
 udp_send 0400ffff000000100000000000000000
 expect_delta "SEND ONLY with a wrong ICRC: drop_bad_icrc" drop_bad_icrc "$v" 1

@@ -111,6 +111,7 @@ static struct {
 	union ibv_gid gid;
 	uint32_t local_ip, peer_ip;	/* network order */
 	int tx, rx, sink;		/* sockets in the peer's namespace */
+	bool take_cnp;			/* rx_next() returns CNPs too */
 	bool have_ctr;
 	struct ctrs start;
 	uint64_t udp_start;
@@ -124,6 +125,7 @@ static struct {
 	uint64_t bad_icrc_parsed;	/* ... and structurally valid */
 	uint64_t send_err;
 	uint64_t dev_pkts;		/* packets the device sent us */
+	uint64_t dev_cnps;		/* ... CNPs, passed over but in t_cnp */
 	uint64_t dev_bad;		/* ... malformed or with a bad ICRC */
 	uint64_t reconnects;
 } st;
@@ -350,6 +352,11 @@ static bool rx_next(struct rpkt_rx *rx, uint8_t *buf, size_t size, int ms)
 				ktap_print("the device sent a bad packet: %s",
 					   rx->parse ? rpkt_drop_name(rx->parse) :
 					   "bad ICRC");
+			continue;
+		}
+		/* A CE mark the fuzzer set in a TOS byte earns the peer one. */
+		if (rx->opcode == RPKT_CNP && !g.take_cnp) {
+			st.dev_cnps++;
 			continue;
 		}
 		return true;
@@ -871,7 +878,7 @@ static void t_malformed(void)
 	static const uint32_t cut[] = { 0, 1, 8, 11, 12, 15 };
 	uint8_t data[PMTU_B + 64];
 	static const uint8_t unknown[] = { 0x15, 0x18, 0x1f, 0x40, 0x64 + 0x1b,
-					   0x81, 0xc0, 0xff };
+					   0x82, 0xc0, 0xff };
 	struct rpkt p[ARRAY_SIZE(unknown)];
 	struct rpkt_desc d;
 	unsigned int i;
@@ -919,7 +926,7 @@ static void t_malformed(void)
 		d.len = 16;
 		rpkt_build(&p[i], &d);
 	}
-	t_drop("unknown opcodes 0x15 0x18 0x1f (RC reserved), 0x40 (RD), 0x7f, 0x81 (CNP), 0xc0 0xff (vendor): dropped",
+	t_drop("unknown opcodes 0x15 0x18 0x1f (RC reserved), 0x40 (RD), 0x7f, 0x82 (CNP's transport), 0xc0 0xff (vendor): dropped",
 	       &L, p, ARRAY_SIZE(unknown), "bad_opcode");
 
 	build_send(&p[0], &L, RPKT_UC_SEND_ONLY, L.epsn, data, 16);
@@ -1016,6 +1023,115 @@ static void t_isolation(void)
 	build_send(&p, &O, RPKT_SEND_ONLY, O.epsn, data, sizeof(data));
 	t_drop("a valid SEND to the QP of a device in another namespace: dropped",
 	       &O, &p, 1, "no_qp");
+}
+
+/* ---- congestion notification (cc.c) ---- */
+
+#define CNP_PARAM	"/sys/module/softrdma/parameters/cnp_interval_us"
+
+static bool param_rw(const char *path, char *old, size_t n, const char *val)
+{
+	ssize_t r;
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0)
+		return false;
+	r = read(fd, old, n - 1);
+	if (r > 0)
+		old[r] = '\0';
+	r = r > 0 ? pwrite(fd, val, strlen(val), 0) : -1;
+	close(fd);
+	return r == (ssize_t)strlen(val);
+}
+
+static uint64_t ctr_now(const char *name)
+{
+	uint64_t v = 0;
+
+	usleep(30 * 1000);	/* past the core's 10 ms counter cache */
+	ctr_read(name, &v);
+	return v;
+}
+
+/*
+ * Two SENDs to L marked CE on the way: both land, L's ACK leaves
+ * ECN-capable, and one CNP (interval 1 s) goes to L's peer QP, Not-ECT,
+ * BECN set. Then a CNP from the peer to L is taken and counted, a CNP of
+ * another address is dropped, and a datagram QP has no CNP to take.
+ */
+static void t_cnp(void)
+{
+	uint64_t marked, sent, handled;
+	static uint8_t buf[65536];
+	char old[32] = "50", scratch[32];
+	uint8_t data[2][64];
+	struct rpkt p[2];
+	struct rpkt_desc d;
+	struct rpkt_rx rx;
+	int acks = 0, cnps = 0, ect_acks = 0;
+	bool ok, cnp_ok = true;
+	int i;
+
+	if (!g.have_ctr || !param_rw(CNP_PARAM, old, sizeof(old), "1000000")) {
+		for (i = 0; i < 4; i++)
+			ktap_skip("congestion notification",
+				  "no counters or no cnp_interval_us parameter");
+		return;
+	}
+	marked = ctr_now("np_ecn_marked_roce_packets");
+	sent = ctr_now("np_cnp_sent");
+	for (i = 0; i < 2; i++) {
+		pattern(data[i], sizeof(data[i]), 40 + i);
+		build_send(&p[i], &L, RPKT_SEND_ONLY, L.epsn + i, data[i],
+			   sizeof(data[i]));
+		p[i].b[RPKT_IP + 1] = 0x03;	/* CE; the ICRC masks the TOS */
+	}
+	rx_drain();
+	g.take_cnp = true;
+	inject(&p[0]);
+	inject(&p[1]);
+	while (rx_for(L.peer_qpn, &rx, buf, sizeof(buf), 2 * QUIET_MS)) {
+		if (rx.opcode == RPKT_CNP) {
+			cnps++;
+			cnp_ok &= rx.becn && rx.psn == 0 && !(rx.tos & 3);
+		} else if (rx.opcode == RPKT_ACK) {
+			acks++;
+			ect_acks += (rx.tos & 3) == 2;
+		}
+	}
+	g.take_cnp = false;
+	ok = expect_recv(&L, data[0], sizeof(data[0]), false) &&
+	     expect_recv(&L, data[1], sizeof(data[1]), false);
+	L.epsn += 2;
+	ktap_print("%d of %d ACKs ECN-capable (ECT(0))", ect_acks, acks);
+	ktap_result(ok && acks && ect_acks == acks,
+		    "two CE-marked SENDs land, and L's ACKs leave ECN-capable");
+	ok = ktap_expect(cnps == 1 && cnp_ok,
+			 "%d CNPs to the peer QP (want 1: BECN, PSN 0, Not-ECT)",
+			 cnps) &
+	     ktap_expect(ctr_now("np_ecn_marked_roce_packets") - marked == 2,
+			 "np_ecn_marked_roce_packets did not grow by 2") &
+	     ktap_expect(ctr_now("np_cnp_sent") - sent == 1,
+			 "np_cnp_sent did not grow by 1");
+	ktap_result(ok, "the notification point answers them with one CNP per interval, counted");
+	param_rw(CNP_PARAM, scratch, sizeof(scratch), old);
+
+	handled = ctr_now("rp_cnp_handled");
+	desc_init(&d, RPKT_CNP, L.qp->qp_num, 0);
+	rpkt_build(&p[0], &d);
+	p[0].b[RPKT_BTH + 4] |= 0x40;		/* BECN */
+	rx_drain();
+	inject(&p[0]);
+	ok = rx_quiet(&L) &&
+	     ktap_expect(ctr_now("rp_cnp_handled") - handled == 1,
+			 "rp_cnp_handled did not grow by 1") &&
+	     probe(&L);
+	ktap_result(ok, "a CNP from L's peer is taken and counted, with no reply");
+
+	p[0].b[RPKT_IP + 15] ^= 0x01;	/* IPv4 source address, last byte */
+	rpkt_seal(&p[0]);
+	t_drop("a CNP to L from an address other than its peer's: dropped",
+	       &L, p, 1, "source");
 }
 
 static void t_psn(void)
@@ -1793,7 +1909,7 @@ int main(int argc, char **argv)
 	rng = seed ^ 0x5eed;
 	rng_aux = seed;
 
-	ktap_plan(50);
+	ktap_plan(54);
 	ktap_print("seed %" PRIu64 ", %" PRIu64 " fuzz packets", seed, count);
 	t_vector();
 	if (!ktap_result(setup(argv[2], argv[3]), "set up QPs, MRs in two PDs and the peer's sockets"))
@@ -1801,6 +1917,7 @@ int main(int argc, char **argv)
 	t_valid();
 	t_malformed();
 	t_isolation();
+	t_cnp();
 	t_psn();
 	t_dup_read();
 	t_fatal();

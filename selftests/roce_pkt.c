@@ -164,7 +164,9 @@ bool rpkt_decode(const uint8_t *b, size_t n, struct rpkt_rx *rx)
 	if (rx->parse)
 		return true;
 	rx->icrc_ok = !roce_icrc_verify_ipv4(b, udp, len);
+	rx->tos = b[1];
 	rx->opcode = pkt.opcode;
+	rx->becn = roce_bth_becn(pkt.bth);
 	rx->qpn = roce_bth_qpn(pkt.bth);
 	rx->psn = roce_bth_psn(pkt.bth);
 	aeth = roce_pkt_aeth(&pkt);

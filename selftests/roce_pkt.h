@@ -36,6 +36,7 @@
 #define RPKT_UC_SEND_ONLY	0x24
 #define RPKT_UD_SEND_ONLY	0x64
 #define RPKT_XRC_SEND_ONLY	0xa4
+#define RPKT_CNP		0x81
 
 #define RPKT_SYN_ACK		0x1f	/* ACK, no credit information */
 #define RPKT_SYN_NAK_SEQ	0x60
@@ -73,7 +74,9 @@ struct rpkt_desc {
 
 /* A packet the device sent, as read from a raw IPPROTO_UDP socket. */
 struct rpkt_rx {
+	uint8_t tos;		/* IP: DSCP and ECN */
 	uint8_t opcode;
+	bool becn;
 	uint32_t qpn;
 	uint32_t psn;
 	bool has_aeth;

@@ -29,6 +29,7 @@
 #define ROCE_IMMDT_LEN		4
 #define ROCE_IETH_LEN		4
 #define ROCE_ICRC_LEN		4
+#define ROCE_CNP_RSVD_LEN	16	/* after a CNP's BTH, sent as zeros */
 
 #define ROCE_PKEY_DEFAULT	0xffff
 #define ROCE_QPN_MASK		0x00ffffffu

@@ -20,7 +20,8 @@
 #define OFF_ATMACK(f)	(OFF_AETH(f) + LEN_IF(f, AETH, ROCE_AETH_LEN))
 #define OFF_IMMDT(f)	(OFF_ATMACK(f) + LEN_IF(f, ATMACK, ROCE_ATMACK_LEN))
 #define OFF_IETH(f)	(OFF_IMMDT(f) + LEN_IF(f, IMMDT, ROCE_IMMDT_LEN))
-#define HDR_LEN(f)	(OFF_IETH(f) + LEN_IF(f, IETH, ROCE_IETH_LEN))
+#define HDR_LEN(f)	(OFF_IETH(f) + LEN_IF(f, IETH, ROCE_IETH_LEN) + \
+			 LEN_IF(f, CNP, ROCE_CNP_RSVD_LEN))
 
 /* Offset of @ext if present, else 0. */
 #define EXT_OFF(f, ext)	LEN_IF(f, ext, OFF_##ext(f))
@@ -138,6 +139,8 @@ const struct roce_opcode_info roce_opcode_table[256] = {
 	OPCODE(ROCE_XRC_FETCH_ADD, T_ATOMIC | X),
 	OPCODE(ROCE_XRC_SEND_LAST_INV, T_SEND_LAST | ROCE_F_IETH | X),
 	OPCODE(ROCE_XRC_SEND_ONLY_INV, T_SEND_ONLY | ROCE_F_IETH | X),
+
+	OPCODE(ROCE_CNP, ROCE_F_CNP),
 };
 
 const char *roce_opcode_name(u8 opcode)

@@ -17,6 +17,7 @@ enum roce_transport {
 	ROCE_TRANSPORT_UC	= 0x20,
 	ROCE_TRANSPORT_RD	= 0x40,	/* not supported */
 	ROCE_TRANSPORT_UD	= 0x60,
+	ROCE_TRANSPORT_CNP	= 0x80,	/* RoCEv2 congestion notification */
 	ROCE_TRANSPORT_XRC	= 0xa0,	/* RC's operations, plus XRCETH */
 };
 
@@ -53,6 +54,8 @@ enum roce_op {
 
 /* Full opcodes, the value of BTH byte 0. */
 enum roce_opcode {
+	/* IBA annex A17.9.3: a connected QP's peer saw our packets CE-marked */
+	ROCE_CNP		= ROCE_TRANSPORT_CNP | 0x01,
 	ROCE_RC_SEND_FIRST	= ROCE_TRANSPORT_RC | ROCE_OP_SEND_FIRST,
 	ROCE_RC_SEND_MIDDLE	= ROCE_TRANSPORT_RC | ROCE_OP_SEND_MIDDLE,
 	ROCE_RC_SEND_LAST	= ROCE_TRANSPORT_RC | ROCE_OP_SEND_LAST,
@@ -165,6 +168,8 @@ enum roce_ext {
 #define ROCE_F_ACK	BIT(18)	/* the plain ACKNOWLEDGE opcode */
 #define ROCE_F_FLUSH	BIT(22)	/* FLUSH request (IBA 1.5) */
 #define ROCE_F_AWRITE	BIT(23)	/* ATOMIC WRITE request (IBA 1.5) */
+/* Congestion notification: BTH and 16 reserved bytes, of no transport. */
+#define ROCE_F_CNP	BIT(24)
 /* Packet may carry payload (otherwise only headers and ICRC). */
 #define ROCE_F_PAYLOAD	BIT(19)
 /* Responder consumes a receive WQE at this packet. */

@@ -42,6 +42,8 @@ static const struct {
 	{ ROCE_XRC_ATOMIC_ACK, 24 },	{ ROCE_XRC_CMP_SWAP, 44 },
 	{ ROCE_XRC_FETCH_ADD, 44 },	{ ROCE_XRC_SEND_LAST_INV, 20 },
 	{ ROCE_XRC_SEND_ONLY_INV, 20 },
+	/* RoCEv2 annex A17.9.3: BTH and 16 reserved bytes */
+	{ ROCE_CNP, 28 },
 };
 
 static u32 flags_of(u8 opcode)
@@ -92,6 +94,8 @@ static void transport_validity(struct ktap *t)
 					ROCE_OP_SEND_ONLY));
 	KT_EXPECT(t, roce_opcode_valid_for(ROCE_XRC_SEND_ONLY,
 					   ROCE_TRANSPORT_XRC));
+	/* No QP's transport: receive takes a CNP aside. */
+	KT_EXPECT(t, !roce_opcode_valid_for(ROCE_CNP, ROCE_TRANSPORT_RC));
 	KT_EXPECT(t, !roce_opcode_valid_for(ROCE_XRC_SEND_ONLY,
 					    ROCE_TRANSPORT_RC));
 	/* Every XRC request, and no response, names the target's SRQ. */
@@ -132,20 +136,26 @@ static void ext_offsets_tile_headers(struct ktap *t)
 			KT_EXPECT_EQ(t, info->off[e], end);
 			end += ext_len[e];
 		}
+		if (info->flags & ROCE_F_CNP)
+			end += ROCE_CNP_RSVD_LEN;
 		KT_EXPECT_EQ(t, info->hdr_len, end);
 		KT_EXPECT(t, info->hdr_len <= ROCE_MAX_HDR_LEN);
 	}
 }
 
-/* Exactly one direction; place is first/last/only or middle alone. */
+/*
+ * Exactly one direction; place is first/last/only or middle alone. The
+ * CNP alone has neither: it belongs to no message.
+ */
 static void role_flags_consistent(struct ktap *t)
 {
 	unsigned int op;
 
+	KT_EXPECT_EQ(t, flags_of(ROCE_CNP), ROCE_F_CNP);
 	for (op = 0; op < 256; op++) {
 		u32 f = roce_opcode_lookup(op)->flags;
 
-		if (!f)
+		if (!f || op == ROCE_CNP)
 			continue;
 		KT_EXPECT_EQ(t, !!(f & ROCE_F_REQ) + !!(f & ROCE_F_RESP), 1);
 		if (f & ROCE_F_MIDDLE)
@@ -190,7 +200,8 @@ static void receive_wqe_flags(struct ktap *t)
 static void opcode_names(struct ktap *t)
 {
 	KT_EXPECT(t, !strcmp(roce_opcode_name(ROCE_RC_ACK), "ROCE_RC_ACK"));
-	KT_EXPECT(t, !strcmp(roce_opcode_name(0x81), "UNKNOWN"));
+	KT_EXPECT(t, !strcmp(roce_opcode_name(0x81), "ROCE_CNP"));
+	KT_EXPECT(t, !strcmp(roce_opcode_name(0x82), "UNKNOWN"));
 }
 
 static const struct ktap_case cases[] = {

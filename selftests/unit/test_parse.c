@@ -73,7 +73,7 @@ static void unknown_opcode_is_bad_opcode(struct ktap *t)
 		0x40, 0x44,	/* RD */
 		0x60, 0x63,	/* UD has only SEND_ONLY(_IMM) */
 		0x66, 0x71,
-		0x81,		/* CNP */
+		0x80, 0x82,	/* CNP transport: 0x81 only */
 		0xc0, 0xff,
 	};
 	struct roce_pkt_info pkt;
@@ -138,6 +138,24 @@ static void payload_on_ack_is_bad_length(struct ktap *t)
 		     -ROCE_DROP_BAD_LENGTH);
 	KT_EXPECT_EQ(t, parse_mk(ROCE_RC_FETCH_ADD, 0, 8, &pkt),
 		     -ROCE_DROP_BAD_LENGTH);
+}
+
+/* A CNP: BTH, 16 reserved bytes, ICRC; nothing more, nothing less. */
+static void cnp_is_32_bytes(struct ktap *t)
+{
+	struct roce_pkt_info pkt;
+	u32 len;
+	u8 *buf = mk(ROCE_CNP, 0, 0, &len);
+
+	KT_ASSERT_EQ(t, len, 32);
+	KT_EXPECT_EQ(t, roce_parse(buf, 32, &pkt), 0);
+	KT_EXPECT_EQ(t, pkt.hdr_len, 28);
+	KT_EXPECT_EQ(t, pkt.payload_len, 0);
+	KT_EXPECT_EQ(t, roce_parse(buf, 28, &pkt), -ROCE_DROP_SHORT);
+	buf[1] |= 1 << ROCE_BTH_PAD_SHIFT;
+	KT_EXPECT_EQ(t, roce_parse(buf, 32, &pkt), -ROCE_DROP_BAD_PAD);
+	free(buf);
+	KT_EXPECT_EQ(t, parse_mk(ROCE_CNP, 0, 4, &pkt), -ROCE_DROP_BAD_LENGTH);
 }
 
 static void pad_excluded_from_payload(struct ktap *t)
@@ -239,6 +257,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(pad_beyond_payload_is_bad_pad),
 	KTAP_CASE(pad_on_ack_is_bad_pad),
 	KTAP_CASE(payload_on_ack_is_bad_length),
+	KTAP_CASE(cnp_is_32_bytes),
 	KTAP_CASE(pad_excluded_from_payload),
 	KTAP_CASE(empty_send_parses),
 	KTAP_CASE(write_only_imm_layout),
