@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Congestion notification (RoCEv2, IBA annex A17.9): our packets leave
- * ECN-capable, so an AQM queue on the path marks them CE instead of
+ * Congestion control (RoCEv2, IBA annex A17.9, and DCQCN): our packets
+ * leave ECN-capable, so an AQM queue on the path marks them CE instead of
  * dropping them. The receiver of a marked packet, the notification point,
  * answers with a congestion notification packet (CNP) to the QP that sent
  * it, at most one per QP per cnp_interval_us. The sender, the reaction
- * point, counts the CNPs it is sent.
+ * point, cuts that QP's rate (proto/roce_dcqcn.c) and paces its requests
+ * at it until the rate has recovered to the line rate.
  *
  * CNPs go out Not-ECT: they are what tells the sender to slow down, and
  * a queue that marks may also drop what it cannot mark.
+ *
+ * Paced today: a QP's requests (sends, writes, read requests), first
+ * transmissions and retransmissions alike. Read responses and ACKs are
+ * not: a responder does not slow its answers down.
  */
 #include <linux/module.h>
-#include <linux/sched/clock.h>
+#include <linux/timekeeping.h>
 #include <net/inet_ecn.h>
 
 #include "srdma.h"
@@ -25,6 +30,65 @@ static unsigned int srdma_cnp_interval_us = 50;
 module_param_named(cnp_interval_us, srdma_cnp_interval_us, uint, 0644);
 MODULE_PARM_DESC(cnp_interval_us,
 		 "Least time between two CNPs to one QP, in microseconds (default 50)");
+
+static bool srdma_dcqcn = true;
+module_param_named(dcqcn, srdma_dcqcn, bool, 0644);
+MODULE_PARM_DESC(dcqcn, "Cut a QP's rate on CNPs and pace it (default on)");
+
+/*
+ * DCQCN's knobs, as mlx5 names and defaults them where it has them. The
+ * line rate is where a QP's rate recovers to and pacing ends: above what
+ * a software device sends, so that an unthrottled QP is never held back.
+ */
+static unsigned int srdma_rp_line_mbps = 10000;
+module_param_named(dcqcn_line_rate_mbps, srdma_rp_line_mbps, uint, 0644);
+MODULE_PARM_DESC(dcqcn_line_rate_mbps, "Rate a QP recovers to, Mbit/s (default 10000)");
+static unsigned int srdma_rp_min_mbps = 1;
+module_param_named(dcqcn_min_rate_mbps, srdma_rp_min_mbps, uint, 0644);
+MODULE_PARM_DESC(dcqcn_min_rate_mbps, "Rate no QP is cut below, Mbit/s (default 1)");
+static unsigned int srdma_rp_ai_mbps = 5;
+module_param_named(dcqcn_ai_rate_mbps, srdma_rp_ai_mbps, uint, 0644);
+MODULE_PARM_DESC(dcqcn_ai_rate_mbps, "Additive increase step, Mbit/s (default 5)");
+static unsigned int srdma_rp_hai_mbps = 50;
+module_param_named(dcqcn_hai_rate_mbps, srdma_rp_hai_mbps, uint, 0644);
+MODULE_PARM_DESC(dcqcn_hai_rate_mbps, "Hyper increase step, Mbit/s (default 50)");
+static unsigned int srdma_rp_g_shift = 8;
+module_param_named(dcqcn_g_shift, srdma_rp_g_shift, uint, 0644);
+MODULE_PARM_DESC(dcqcn_g_shift, "alpha's gain is 1/2^this (default 8: 1/256)");
+static unsigned int srdma_rp_alpha_us = 55;
+module_param_named(dcqcn_alpha_us, srdma_rp_alpha_us, uint, 0644);
+MODULE_PARM_DESC(dcqcn_alpha_us, "alpha decays each this many us without a CNP (default 55)");
+static unsigned int srdma_rp_inc_us = 300;
+module_param_named(dcqcn_time_reset_us, srdma_rp_inc_us, uint, 0644);
+MODULE_PARM_DESC(dcqcn_time_reset_us, "Rate increase timer period, us (default 300)");
+static unsigned int srdma_rp_inc_bytes = 32767 * 64;
+module_param_named(dcqcn_byte_reset, srdma_rp_inc_bytes, uint, 0644);
+MODULE_PARM_DESC(dcqcn_byte_reset, "Bytes sent per rate increase event (default 2097088)");
+static unsigned int srdma_rp_threshold = 5;
+module_param_named(dcqcn_threshold, srdma_rp_threshold, uint, 0644);
+MODULE_PARM_DESC(dcqcn_threshold, "Increase events before additive, then hyper increase (default 5)");
+static unsigned int srdma_rp_cut_gap_us = 4;
+module_param_named(dcqcn_rate_reduce_period_us, srdma_rp_cut_gap_us, uint, 0644);
+MODULE_PARM_DESC(dcqcn_rate_reduce_period_us, "Least time between two rate cuts of a QP, us (default 4)");
+static unsigned int srdma_rp_burst_us = 50;
+module_param_named(dcqcn_burst_us, srdma_rp_burst_us, uint, 0644);
+MODULE_PARM_DESC(dcqcn_burst_us, "Sending time a paced QP may save up, us (default 50)");
+
+/* The parameters as set now, made safe to compute with. */
+static void srdma_cc_params(struct dcqcn_params *p)
+{
+	p->min_rate = max(READ_ONCE(srdma_rp_min_mbps), 1U);
+	p->line_rate = max(READ_ONCE(srdma_rp_line_mbps), p->min_rate);
+	p->ai_rate = READ_ONCE(srdma_rp_ai_mbps);
+	p->hai_rate = READ_ONCE(srdma_rp_hai_mbps);
+	p->g_shift = clamp(READ_ONCE(srdma_rp_g_shift), 1U, 10U);
+	p->alpha_ns = READ_ONCE(srdma_rp_alpha_us) * NSEC_PER_USEC;
+	p->inc_ns = READ_ONCE(srdma_rp_inc_us) * NSEC_PER_USEC;
+	p->inc_bytes = READ_ONCE(srdma_rp_inc_bytes);
+	p->threshold = READ_ONCE(srdma_rp_threshold);
+	p->cut_gap_ns = READ_ONCE(srdma_rp_cut_gap_us) * NSEC_PER_USEC;
+	p->burst_ns = READ_ONCE(srdma_rp_burst_us) * NSEC_PER_USEC;
+}
 
 /* The IP traffic class of @skb, a packet of ours about to be sent. */
 u8 srdma_cc_tclass(const struct sk_buff *skb, u8 tclass)
@@ -84,7 +148,7 @@ void srdma_cc_ce_rx(struct srdma_qp *qp)
 	srdma_count(qp_sdev(qp), SRDMA_CNT_NP_ECN_MARKED);
 	if (!READ_ONCE(srdma_ecn) || srdma_qp_is_ud(qp))
 		return;
-	now = local_clock();
+	now = ktime_get_ns();
 	if (time_before64(now, READ_ONCE(qp->cnp_next)))
 		return;
 	WRITE_ONCE(qp->cnp_next,
@@ -103,5 +167,100 @@ void srdma_cc_ce_rx(struct srdma_qp *qp)
 /* Reaction point: the peer of @qp says our packets were marked. */
 void srdma_cc_cnp_rx(struct srdma_qp *qp)
 {
+	struct dcqcn_params p;
+	bool cut;
+
 	srdma_count(qp_sdev(qp), SRDMA_CNT_RP_CNP_HANDLED);
+	if (!READ_ONCE(srdma_dcqcn) || !qp->sq.hdr)
+		return;		/* an XRC target sends no requests */
+	srdma_cc_params(&p);
+	spin_lock_bh(&qp->sq_lock);
+	cut = dcqcn_cnp(&qp->dcqcn, &p, ktime_get_ns());
+	if (srdma_qp_reliable(qp))
+		roce_cwnd_ecn(&qp->cwnd);
+	spin_unlock_bh(&qp->sq_lock);
+	if (cut)
+		srdma_count(qp_sdev(qp), SRDMA_CNT_RP_RATE_CUTS);
+}
+
+/*
+ * A retry timeout of @qp's requester, under sq_lock: the loss of a whole
+ * window, or a queue longer than the ACK timeout. Either way the rate is
+ * cut as for a CNP, so that what is resent comes paced.
+ */
+void srdma_cc_loss(struct srdma_qp *qp)
+{
+	struct dcqcn_params p;
+
+	if (!READ_ONCE(srdma_dcqcn))
+		return;
+	srdma_cc_params(&p);
+	if (dcqcn_cnp(&qp->dcqcn, &p, ktime_get_ns()))
+		srdma_count(qp_sdev(qp), SRDMA_CNT_RP_RATE_CUTS);
+}
+
+/* The pace timer: the requester may send again (from the tx workqueue). */
+static enum hrtimer_restart srdma_cc_pace_fn(struct hrtimer *timer)
+{
+	struct srdma_qp *qp = container_of(timer, struct srdma_qp, pace_timer);
+
+	queue_work(srdma_tx_wq, &qp->req_work);
+	return HRTIMER_NORESTART;
+}
+
+/* At create: the pace timer, and an unthrottled rate. */
+void srdma_cc_qp_init(struct srdma_qp *qp)
+{
+	struct dcqcn_params p;
+
+	srdma_hrtimer_setup(&qp->pace_timer, srdma_cc_pace_fn,
+			    CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	srdma_cc_params(&p);
+	dcqcn_init(&qp->dcqcn, &p);
+}
+
+/* Entering RTS, under sq_lock: a new connection starts unthrottled. */
+void srdma_cc_qp_start(struct srdma_qp *qp)
+{
+	struct dcqcn_params p;
+
+	srdma_cc_params(&p);
+	dcqcn_init(&qp->dcqcn, &p);
+}
+
+/*
+ * srdma_cc_may_send - may the requester send a packet now?
+ * @qp: the QP, under sq_lock
+ *
+ * Return: true, or false with the pace timer armed to send on.
+ */
+bool srdma_cc_may_send(struct srdma_qp *qp)
+{
+	struct dcqcn_params p;
+	u64 now, wait;
+
+	if (likely(!qp->dcqcn.limited))
+		return true;
+	srdma_cc_params(&p);
+	now = ktime_get_ns();
+	dcqcn_advance(&qp->dcqcn, &p, now);
+	wait = dcqcn_wait(&qp->dcqcn, now);
+	if (!wait)
+		return true;
+	if (!qp->dying && !hrtimer_active(&qp->pace_timer))
+		hrtimer_start(&qp->pace_timer, ns_to_ktime(wait),
+			      HRTIMER_MODE_REL_SOFT);
+	return false;
+}
+
+/* The requester sent a packet of @bytes (BTH to ICRC), under sq_lock. */
+void srdma_cc_sent(struct srdma_qp *qp, u32 bytes)
+{
+	struct dcqcn_params p;
+
+	if (likely(!qp->dcqcn.limited))
+		return;
+	srdma_cc_params(&p);
+	/* as on the wire, with the UDP and IP headers */
+	dcqcn_sent(&qp->dcqcn, &p, bytes + 28, ktime_get_ns());
 }

@@ -12,6 +12,7 @@
 #ifndef SRDMA_COMPAT_H
 #define SRDMA_COMPAT_H
 
+#include <linux/hrtimer.h>
 #include <linux/timer.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_umem.h>
@@ -43,6 +44,20 @@
 #ifndef timer_container_of
 #define timer_container_of(var, t, field) from_timer(var, t, field)
 #endif
+
+/* 6.13 added hrtimer_setup(); hrtimer_init() went in 6.15. */
+static inline void
+srdma_hrtimer_setup(struct hrtimer *timer,
+		    enum hrtimer_restart (*fn)(struct hrtimer *),
+		    clockid_t clock, enum hrtimer_mode mode)
+{
+#ifdef SRDMA_HAVE_HRTIMER_SETUP
+	hrtimer_setup(timer, fn, clock, mode);
+#else
+	hrtimer_init(timer, clock, mode);
+	timer->function = fn;
+#endif
+}
 
 /* 7.x dropped the IPv6 stubs: IPv6 is built in. */
 #ifdef SRDMA_HAVE_IPV6_STUBS

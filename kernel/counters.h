@@ -17,7 +17,7 @@ enum srdma_counter {
 	SRDMA_CNT_TX_BYTES,		/* IP packets, headers included */
 	SRDMA_CNT_RX_PKTS,		/* every datagram, dropped or not */
 	SRDMA_CNT_RX_BYTES,
-	SRDMA_CNT_RETRANSMITS,		/* PSNs gone back over (go-back-N) */
+	SRDMA_CNT_RETRANSMITS,		/* request packets sent again */
 	SRDMA_CNT_RETRY_TIMEOUTS,	/* local ACK timeouts */
 	SRDMA_CNT_SEQ_NAKS_SENT,
 	SRDMA_CNT_SEQ_NAKS_RCVD,
@@ -29,6 +29,7 @@ enum srdma_counter {
 	SRDMA_CNT_NP_ECN_MARKED,	/* packets taken in with CE set */
 	SRDMA_CNT_NP_CNP_SENT,
 	SRDMA_CNT_RP_CNP_HANDLED,
+	SRDMA_CNT_RP_RATE_CUTS,		/* CNPs that cut a QP's rate */
 	SRDMA_CNT_RX_DROPS,		/* sum of the reasons below */
 	/* Malformed packets, in enum roce_drop_reason order. */
 	SRDMA_CNT_DROP_SHORT,

@@ -17,6 +17,7 @@
 
 #define SRDMA_WINDOW		256	/* request PSNs in flight */
 #define SRDMA_ACK_EVERY		32	/* AckReq at least every N packets */
+#define SRDMA_CWND_INIT		8	/* RC: packets in flight at first */
 #define SRDMA_MIN_TIMEOUT_US	20000	/* TCG guests are slow */
 #define SRDMA_ODP_WAIT		1	/* jiffies: a page being mapped */
 
@@ -108,6 +109,7 @@ int srdma_req_init(struct srdma_qp *qp)
 {
 	timer_setup(&qp->timer, srdma_timer_fn, 0);
 	INIT_WORK(&qp->req_work, srdma_req_work);
+	srdma_cc_qp_init(qp);
 	qp->sq_copy = kvzalloc((size_t)qp->sq.num_slots * qp->sq.slot_size,
 			       GFP_KERNEL);
 	qp->swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->swqe), GFP_KERNEL);
@@ -124,6 +126,7 @@ void srdma_req_fini(struct srdma_qp *qp)
 	qp->dying = true;
 	spin_unlock_bh(&qp->sq_lock);
 	timer_delete_sync(&qp->timer);
+	hrtimer_cancel(&qp->pace_timer);	/* it queues req_work */
 	cancel_work_sync(&qp->req_work);
 	kvfree(qp->sq_copy);
 	kvfree(qp->swqe);
@@ -336,7 +339,10 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		.pkey = ROCE_PKEY_DEFAULT,
 		.qpn = ud ? w->wr.ud.remote_qpn : qp->attr.dest_qp_num,
 		.psn = qp->req_psn,
-		.ackreq = rc && (last || !(qp->req_psn % SRDMA_ACK_EVERY)),
+		/* and the packet that fills the window, which an ACK opens */
+		.ackreq = rc && (last || !(qp->req_psn % SRDMA_ACK_EVERY) ||
+				 roce_psn_diff(qp->req_psn, qp->una_psn) + 1 >=
+				 qp->cwnd.cwnd),
 	};
 	struct srdma_path *path = &qp->path;
 	struct sk_buff *skb;
@@ -422,6 +428,9 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		}
 	}
 	/* A lost packet is a lost packet: RC sends it again. */
+	if (roce_psn_before(qp->req_psn, qp->sent_psn))
+		srdma_count(qp_sdev(qp), SRDMA_CNT_RETRANSMITS);
+	srdma_cc_sent(qp, skb->len);
 	srdma_xmit_path(qp_sdev(qp), path, skb);
 
 	if (read) {
@@ -430,6 +439,8 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		qp->req_psn = roce_psn_next(qp->req_psn);
 		qp->req_off += n;
 	}
+	if (roce_psn_after(qp->req_psn, qp->sent_psn))
+		qp->sent_psn = qp->req_psn;
 	if (!rc)
 		qp->una_psn = qp->req_psn;	/* nothing to wait for */
 	if (last) {
@@ -550,8 +561,6 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 		qp->req_off = 0;
 		psn = st->first_psn;
 	}
-	srdma_count_add(qp_sdev(qp), SRDMA_CNT_RETRANSMITS,
-			roce_psn_diff(qp->req_psn, psn));
 	qp->req_psn = psn;
 	qp->una_psn = psn;
 }
@@ -591,7 +600,8 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 		 * but a burst is all they send per call: the rest goes out
 		 * from the work item, so one call cannot hog the CPU.
 		 */
-		if (roce_psn_diff(qp->req_psn, burst_psn) >= SRDMA_WINDOW) {
+		if (roce_psn_diff(qp->req_psn, burst_psn) >=
+		    (srdma_qp_reliable(qp) ? qp->cwnd.cwnd : SRDMA_WINDOW)) {
 			if (!srdma_qp_reliable(qp))
 				queue_work(srdma_tx_wq, &qp->req_work);
 			break;
@@ -613,6 +623,8 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 			break;	/* an answer sends on */
 		if (srdma_st(qp, qp->req_idx)->local) {
 			err = srdma_req_local(qp);
+		} else if (!srdma_cc_may_send(qp)) {
+			break;	/* paced: the pace timer sends on */
 		} else {
 			rcu_read_lock();	/* a UD WQE's AH */
 			err = srdma_req_send_one(qp);
@@ -671,6 +683,7 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->fetched = qp->sq.idx;
 	qp->req_off = 0;
 	qp->req_psn = qp->attr.sq_psn;
+	qp->sent_psn = qp->attr.sq_psn;
 	qp->una_psn = qp->attr.sq_psn;
 	qp->rd_out = 0;
 	qp->retry_left = qp->attr.retry_cnt;
@@ -678,6 +691,8 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->rnr_wait = false;
 	qp->read_gap = false;
 	qp->sq_bad = false;
+	roce_cwnd_init(&qp->cwnd, SRDMA_CWND_INIT, SRDMA_WINDOW);
+	srdma_cc_qp_start(qp);
 	spin_unlock_bh(&qp->sq_lock);
 }
 
@@ -707,6 +722,10 @@ void srdma_timer_fn(struct timer_list *t)
 		}
 		qp->retry_left--;
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RETRY_TIMEOUTS);
+		/* Lost, or queued: resend the first alone, and slower. */
+		roce_cwnd_timeout(&qp->cwnd,
+				  roce_psn_diff(qp->req_psn, qp->una_psn));
+		srdma_cc_loss(qp);
 		srdma_req_rewind(qp);
 	}
 	fail = __srdma_req_run(qp);
@@ -714,14 +733,57 @@ out:
 	srdma_req_unlock(qp, fail);
 }
 
+/*
+ * After a rewind an ACK may cover packets sent before it, which were only
+ * late: move the requester past them to @psn rather than send them again.
+ * It stops at a WQE that needs an answer (read, atomic, placement), or a
+ * local one not executed yet: those are done again all the same.
+ */
+static void srdma_req_forward(struct srdma_qp *qp, u32 psn)
+{
+	while (roce_psn_before(qp->req_psn, psn) &&
+	       qp->req_idx != qp->fetched) {
+		struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req_idx);
+		struct srdma_swqe *st = srdma_st(qp, qp->req_idx);
+		u32 end = roce_psn_add(st->first_psn, st->npkts);
+
+		if (st->status || (st->local && !st->local_done))
+			break;
+		if (st->local) {
+			qp->req_idx++;
+			continue;
+		}
+		/* first_psn is from its last transmission: still ours? */
+		if (srdma_wr_needs_resp(w->opcode) ||
+		    roce_psn_diff(qp->req_psn, st->first_psn) * qp->mtu !=
+		    qp->req_off)
+			break;
+		if (roce_psn_before(psn, end)) {
+			qp->req_off = roce_psn_diff(psn, st->first_psn) * qp->mtu;
+			qp->req_psn = psn;
+			break;
+		}
+		qp->req_psn = end;
+		qp->req_idx++;
+		qp->req_off = 0;
+	}
+}
+
 /* Acknowledge everything before @psn if it lies in the window. */
 static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 {
 	if (roce_psn_before(psn, qp->una_psn) ||
-	    roce_psn_after(psn, qp->req_psn)) {
+	    roce_psn_after(psn, qp->sent_psn)) {
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 		return false;
 	}
+	if (roce_psn_after(psn, qp->req_psn)) {
+		srdma_req_forward(qp, psn);
+		if (roce_psn_after(psn, qp->req_psn))
+			psn = qp->req_psn;
+	}
+	roce_cwnd_ack(&qp->cwnd, roce_psn_diff(psn, qp->una_psn),
+		      SRDMA_WINDOW);
 	qp->una_psn = psn;
 	return true;
 }
@@ -768,6 +830,7 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		switch (value) {
 		case ROCE_NAK_PSN_SEQ_ERR:
 			srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_RCVD);
+			roce_cwnd_nak(&qp->cwnd);
 			srdma_req_rewind(qp);
 			return __srdma_req_run(qp);
 		case ROCE_NAK_REMOTE_ACCESS:

@@ -8,6 +8,7 @@
 #ifndef SRDMA_H
 #define SRDMA_H
 
+#include <linux/hrtimer.h>
 #include <linux/netdevice.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -17,6 +18,8 @@
 #include "softrdma-abi.h"
 #include "counters.h"
 #include "ring.h"
+#include "proto/roce_cwnd.h"
+#include "proto/roce_dcqcn.h"
 #include "proto/roce_parse.h"
 
 #define SRDMA_DRV_NAME		"softrdma"
@@ -423,6 +426,9 @@ struct srdma_swqe {
  * @req_idx: next SQ WQE to transmit (sq.idx <= req_idx <= fetched)
  * @req_off: bytes of WQE @req_idx already transmitted
  * @req_psn: PSN of the next request packet
+ * @sent_psn: the PSN after the last request packet ever sent (before a
+ *	rewind moved @req_psn back): ACKs up to it are believed
+ * @cwnd: RC: request packets allowed unacknowledged (proto/roce_cwnd.h)
  * @rd_out: reads and atomics sent and not answered (before @req_idx):
  *	no more than max_rd_atomic, the responder's resources, are
  * @una_psn: oldest PSN not yet acknowledged
@@ -471,8 +477,11 @@ struct srdma_swqe {
  *	(compared only: see srdma_qp_pd())
  * @xrc_srqn: XRC target: the number of that SRQ, kept for the message
  *	under way and the receive WQE in @rwqe
- * @cnp_next: congestion notification point: local_clock() before which
+ * @cnp_next: congestion notification point: ktime_get_ns() before which
  *	no further CNP goes to the peer (cc.c)
+ * @dcqcn: reaction point: the rate requests are paced at, under @sq_lock
+ * @pace_timer: runs the requester again when a paced packet may leave;
+ *	not armed once @dying is set, cancelled by srdma_req_fini()
  *
  * Lifetime: core-allocated; published in the device's QPN table from
  * create to destroy.
@@ -499,6 +508,8 @@ struct srdma_qp {
 	u32 req_idx;
 	u32 req_off;
 	u32 req_psn;
+	u32 sent_psn;
+	struct roce_cwnd cwnd;
 	u32 rd_out;
 	u32 una_psn;
 	struct timer_list timer;
@@ -535,6 +546,8 @@ struct srdma_qp {
 	struct ib_pd *xrc_pd;
 	u32 xrc_srqn;
 	u64 cnp_next;
+	struct dcqcn_rp dcqcn;
+	struct hrtimer pace_timer;
 };
 
 static inline struct srdma_qp *to_sqp(struct ib_qp *ibqp)
@@ -790,6 +803,11 @@ u8 srdma_cc_tclass(const struct sk_buff *skb, u8 tclass);
 bool srdma_cc_ce(const struct sk_buff *skb);
 void srdma_cc_ce_rx(struct srdma_qp *qp);
 void srdma_cc_cnp_rx(struct srdma_qp *qp);
+void srdma_cc_qp_init(struct srdma_qp *qp);
+void srdma_cc_qp_start(struct srdma_qp *qp);
+bool srdma_cc_may_send(struct srdma_qp *qp);
+void srdma_cc_loss(struct srdma_qp *qp);
+void srdma_cc_sent(struct srdma_qp *qp, u32 bytes);
 
 /* A connected QP's packets. */
 static inline int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)

@@ -27,6 +27,8 @@ static const struct ktap_suite *const suites[] = {
 	&vectors_suite,
 	&mutation_suite,
 	&psn_suite,
+	&dcqcn_suite,
+	&cwnd_suite,
 };
 
 bool ktap_check(struct ktap *t, bool ok, const char *file, int line,

@@ -12,5 +12,7 @@ extern const struct ktap_suite icrc_suite;
 extern const struct ktap_suite vectors_suite;
 extern const struct ktap_suite mutation_suite;
 extern const struct ktap_suite psn_suite;
+extern const struct ktap_suite dcqcn_suite;
+extern const struct ktap_suite cwnd_suite;
 
 #endif /* SOFTRDMA_UNIT_SUITES_H */
