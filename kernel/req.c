@@ -529,6 +529,27 @@ static bool srdma_comp_progress(struct srdma_qp *qp)
 }
 
 /*
+ * Fail the oldest WQE with @status. The window may have stopped it part
+ * sent: it counts as sent all the same, for completions go in order.
+ * Return: true, the QP must enter ERR.
+ */
+static bool srdma_req_fail_oldest(struct srdma_qp *qp, u8 status)
+{
+	srdma_st(qp, qp->sq.idx)->status = status;
+	if (qp->sq.idx == qp->req_idx) {
+		qp->req_idx++;
+		qp->req_off = 0;
+	}
+	return srdma_comp_progress(qp);
+}
+
+/* Nothing sent that is not answered: no WQE for a NAK to fail. */
+static bool srdma_req_none_sent(const struct srdma_qp *qp)
+{
+	return qp->sq.idx == qp->req_idx && !qp->req_off;
+}
+
+/*
  * Go back to the oldest unacknowledged PSN (go-back-N): a send or write
  * resumes with the packet at qp->una_psn, a read is asked again for the
  * responses not yet placed (a new request for the rest, IBA 9.7.5.1.1).
@@ -540,7 +561,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	struct srdma_swqe *st;
 	u32 i, psn;
 
-	if (qp->sq.idx == qp->req_idx && !qp->req_off)
+	if (srdma_req_none_sent(qp))
 		return;
 	for (i = qp->sq.idx + 1; i != qp->fetched; i++)
 		srdma_st(qp, i)->read_off = 0;
@@ -716,8 +737,7 @@ void srdma_timer_fn(struct timer_list *t)
 			goto out;
 		}
 		if (!qp->retry_left) {
-			srdma_st(qp, qp->sq.idx)->status = IB_WC_RETRY_EXC_ERR;
-			fail = srdma_comp_progress(qp);
+			fail = srdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
 			goto out;
 		}
 		qp->retry_left--;
@@ -809,13 +829,11 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 			return false;
 		if (srdma_comp_progress(qp))
 			return true;
-		if (qp->sq.idx == qp->req_idx)
+		if (srdma_req_none_sent(qp))
 			return false;
-		if (!qp->rnr_left) {
-			srdma_st(qp, qp->sq.idx)->status =
-				IB_WC_RNR_RETRY_EXC_ERR;
-			return srdma_comp_progress(qp);
-		}
+		if (!qp->rnr_left)
+			return srdma_req_fail_oldest(qp,
+						     IB_WC_RNR_RETRY_EXC_ERR);
 		if (qp->rnr_left != 7)	/* 7: retry forever */
 			qp->rnr_left--;
 		srdma_req_rewind(qp);
@@ -843,10 +861,9 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 			status = IB_WC_REM_INV_REQ_ERR;
 			break;
 		}
-		if (qp->sq.idx == qp->req_idx)
+		if (srdma_req_none_sent(qp))
 			return false;
-		srdma_st(qp, qp->sq.idx)->status = status;
-		return srdma_comp_progress(qp);
+		return srdma_req_fail_oldest(qp, status);
 	default:
 		return false;
 	}
