@@ -642,10 +642,11 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 		if (srdma_wr_needs_resp(srdma_wqe(qp, qp->req_idx)->opcode) &&
 		    qp->rd_out >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			break;	/* an answer sends on */
+		/* Paced: the pace timer sends on. */
+		if (!srdma_st(qp, qp->req_idx)->local && !srdma_cc_may_send(qp))
+			break;
 		if (srdma_st(qp, qp->req_idx)->local) {
 			err = srdma_req_local(qp);
-		} else if (!srdma_cc_may_send(qp)) {
-			break;	/* paced: the pace timer sends on */
 		} else {
 			rcu_read_lock();	/* a UD WQE's AH */
 			err = srdma_req_send_one(qp);
