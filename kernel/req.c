@@ -642,6 +642,13 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 		if (srdma_wr_needs_resp(srdma_wqe(qp, qp->req_idx)->opcode) &&
 		    qp->rd_out >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			break;	/* an answer sends on */
+		/*
+		 * A fenced WQE starts once the reads and atomics before it
+		 * are answered (IBA 10.8.3.3): its peer may act on their data.
+		 */
+		if ((srdma_wqe(qp, qp->req_idx)->send_flags & IB_SEND_FENCE) &&
+		    qp->rd_out && !qp->req_off)
+			break;	/* an answer sends on */
 		/* Paced: the pace timer sends on. */
 		if (!srdma_st(qp, qp->req_idx)->local && !srdma_cc_may_send(qp))
 			break;

@@ -4,7 +4,8 @@
  * (ibv_wr_atomic_write: 8 aligned bytes placed as one store) and FLUSH
  * (ibv_wr_flush: global visibility of a range or of a whole MR), each
  * with the errors a responder owes: bad key, bad alignment, out of range,
- * an MR without the access, a placement type we cannot give.
+ * an MR without the access, a placement type we cannot give. And the
+ * fence: a SEND with IBV_SEND_FENCE waits for the READ before it.
  *
  * FLUSH needs rdma-core 45 (ibv_wr_flush) and a kernel core that registers
  * MRs with IBV_ACCESS_FLUSH_GLOBAL (Linux 6.2): those tests skip without.
@@ -408,6 +409,103 @@ placed:
 	return ktap_finish();
 }
 
+#define FENCE_LEN	(1u << 20)
+
+/* Two signaled RDMA WRITEs of FENCE_LEN from @from to @to, completed. */
+static bool warm_up(struct ep *a, void *to, uint32_t rkey, void *from,
+		    uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)from, FENCE_LEN, lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int i;
+
+	memcpy(from, to, FENCE_LEN);	/* @to keeps its pattern */
+	wr.wr.rdma.remote_addr = (uintptr_t)to;
+	wr.wr.rdma.rkey = rkey;
+	for (i = 0; i < 2; i++) {
+		wr.wr_id = 60 + i;
+		if (!ktap_expect(!ibv_post_send(a->qp, &wr, &bad),
+				 "post_send: %s", strerror(errno)) ||
+		    !wc_ok(a->cq, 60 + i, IBV_WC_SUCCESS))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * IBV_SEND_FENCE: a SEND posted right behind a 512 KiB READ leaves only
+ * once the READ is answered, so when the SEND lands the READ has
+ * completed, with its data in place. Unfenced, it lands long before.
+ */
+static void t_fence(struct ep *a, struct ep *b)
+{
+	uint8_t *src = aligned_alloc(4096, FENCE_LEN);
+	uint8_t *dst = aligned_alloc(4096, FENCE_LEN);
+	struct ibv_mr *smr = NULL, *dmr = NULL;
+	struct ibv_sge rv, rs, ss;
+	struct ibv_recv_wr rwr = { .wr_id = 50, .sg_list = &rv, .num_sge = 1 };
+	struct ibv_send_wr snd = { .wr_id = 52, .sg_list = &ss, .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED |
+						 IBV_SEND_FENCE };
+	struct ibv_send_wr rd = { .wr_id = 51, .sg_list = &rs, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .next = &snd };
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	bool ok = src && dst && fresh_pair(a, b);
+	int n = 0;
+
+	if (ok) {
+		memset(src, 0x5a, FENCE_LEN);
+		memset(dst, 0, FENCE_LEN);
+		smr = ibv_reg_mr(pd, src, FENCE_LEN, IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_REMOTE_READ |
+				 IBV_ACCESS_REMOTE_WRITE);
+		dmr = ibv_reg_mr(pd, dst, FENCE_LEN, IBV_ACCESS_LOCAL_WRITE);
+	}
+	ok = ktap_expect(ok && smr && dmr, "reg_mr: %s", strerror(errno));
+	if (ok) {
+		rv = (struct ibv_sge){ (uintptr_t)rbuf, 64, rmr->lkey };
+		rs = (struct ibv_sge){ (uintptr_t)dst, FENCE_LEN, dmr->lkey };
+		ss = (struct ibv_sge){ (uintptr_t)lbuf, 64, lmr->lkey };
+		rd.wr.rdma.remote_addr = (uintptr_t)src;
+		rd.wr.rdma.rkey = smr->rkey;
+		/* Two 1 MiB WRITEs first open the window to 256 packets: the
+		 * READ's 128 then leave the SEND room to go at once.
+		 */
+		ok = warm_up(a, src, smr->rkey, dst, dmr->lkey);
+		memset(dst, 0, FENCE_LEN);
+		rs.length = FENCE_LEN / 2;
+		ok = ok && ktap_expect(!ibv_post_recv(b->qp, &rwr, &rbad) &&
+				 !ibv_post_send(a->qp, &rd, &bad),
+				 "post: %s", strerror(errno));
+	}
+	ok = ok && poll_one(b->cq, &wc) &&
+	     ktap_expect(wc.wr_id == 50 && wc.status == IBV_WC_SUCCESS,
+			 "receive: wr_id %llu %s", (unsigned long long)wc.wr_id,
+			 ibv_wc_status_str(wc.status));
+	if (ok)
+		n = ibv_poll_cq(a->cq, 1, &wc);
+	ok = ok && ktap_expect(n == 1 && wc.wr_id == 51 &&
+			       wc.status == IBV_WC_SUCCESS,
+			       "the fenced SEND landed before the READ completed") &&
+	     ktap_expect(!memcmp(dst, src, FENCE_LEN / 2),
+			 "the READ's data differ") &&
+	     wc_ok(a->cq, 52, IBV_WC_SUCCESS);
+	ktap_result(ok, "a fenced SEND leaves once the 512 KiB READ before it is answered");
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (dmr)
+		ibv_dereg_mr(dmr);
+	free(src);
+	free(dst);
+}
+
 int main(int argc, char **argv)
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
@@ -425,7 +523,7 @@ int main(int argc, char **argv)
 	if (argc >= 5 && argc <= 6 && !strcmp(argv[1], "client"))
 		return drive(argv[0], argv[2], argv[3], argv[4],
 			     argc > 5 ? argv[5] : "1");
-	if (!loop_open(argc, argv, 9 + NR_FLUSH_TESTS))
+	if (!loop_open(argc, argv, 10 + NR_FLUSH_TESTS))
 		return KSFT_FAIL;
 	lbuf = aligned_alloc(4096, BUF_SIZE);
 	rbuf = aligned_alloc(4096, BUF_SIZE);
@@ -454,6 +552,7 @@ int main(int argc, char **argv)
 	t_atomic_write_error(&a, &b, ro_mr->rkey, (uintptr_t)lbuf,
 			     IBV_WC_REM_ACCESS_ERR,
 			     "atomic write to an MR without remote write: remote access error");
+	t_fence(&a, &b);
 	t_flushes(&a, &b);
 
 	pair_close(&a, &b);
