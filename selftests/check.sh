@@ -121,7 +121,8 @@ check_all 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then
 	echo "# what failed (the test each line belongs to first):"
-	awk '/# === /{t=$NF} /(^|[] ])not ok /{print "#  " t ": " $0}' "$log" | tail -n 40
+	awk '/# === /{t=$NF} /(^|[] ])not ok |VM-FAIL/{print "#  " t ": " $0}' \
+		"$log" | tail -n 40
 	tail -n 1 "$log"
 fi
 exit "$rc"
