@@ -167,26 +167,20 @@ void srdma_cc_ce_rx(struct srdma_qp *qp)
 /* Reaction point: the peer of @qp says our packets were marked. */
 void srdma_cc_cnp_rx(struct srdma_qp *qp)
 {
-	struct dcqcn_params p;
-	bool cut;
-
 	srdma_count(qp_sdev(qp), SRDMA_CNT_RP_CNP_HANDLED);
 	if (!READ_ONCE(srdma_dcqcn) || !qp->sq.hdr)
 		return;		/* an XRC target sends no requests */
-	srdma_cc_params(&p);
 	spin_lock_bh(&qp->sq_lock);
-	cut = dcqcn_cnp(&qp->dcqcn, &p, ktime_get_ns());
+	srdma_cc_loss(qp);
 	if (srdma_qp_reliable(qp))
 		roce_cwnd_ecn(&qp->cwnd);
 	spin_unlock_bh(&qp->sq_lock);
-	if (cut)
-		srdma_count(qp_sdev(qp), SRDMA_CNT_RP_RATE_CUTS);
 }
 
 /*
- * A retry timeout of @qp's requester, under sq_lock: the loss of a whole
- * window, or a queue longer than the ACK timeout. Either way the rate is
- * cut as for a CNP, so that what is resent comes paced.
+ * Cut @qp's rate, under sq_lock: for a CNP, or for a retry timeout of its
+ * requester (the loss of a whole window, or a queue longer than the ACK
+ * timeout), so that what is resent comes paced.
  */
 void srdma_cc_loss(struct srdma_qp *qp)
 {
@@ -208,17 +202,6 @@ static enum hrtimer_restart srdma_cc_pace_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-/* At create: the pace timer, and an unthrottled rate. */
-void srdma_cc_qp_init(struct srdma_qp *qp)
-{
-	struct dcqcn_params p;
-
-	srdma_hrtimer_setup(&qp->pace_timer, srdma_cc_pace_fn,
-			    CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	srdma_cc_params(&p);
-	dcqcn_init(&qp->dcqcn, &p);
-}
-
 /* Entering RTS, under sq_lock: a new connection starts unthrottled. */
 void srdma_cc_qp_start(struct srdma_qp *qp)
 {
@@ -226,6 +209,14 @@ void srdma_cc_qp_start(struct srdma_qp *qp)
 
 	srdma_cc_params(&p);
 	dcqcn_init(&qp->dcqcn, &p);
+}
+
+/* At create: the pace timer, and an unthrottled rate. */
+void srdma_cc_qp_init(struct srdma_qp *qp)
+{
+	srdma_hrtimer_setup(&qp->pace_timer, srdma_cc_pace_fn,
+			    CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	srdma_cc_qp_start(qp);
 }
 
 /*
