@@ -107,14 +107,24 @@ static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 	u32 queued = qp->rd_head - qp->rd_tail;
 	struct srdma_rd *rd;
 
-	if (!queued || queued >= SRDMA_MAX_RD_ATOMIC) {
+	if (!queued) {
 		srdma_resp_ack_send(qp, psn, syndrome, qp->msn);
 		return;
 	}
 	rd = &qp->rd[(qp->rd_head - 1) % SRDMA_MAX_RD_ATOMIC];
 	if (!rd->ack || rd->syndrome != srdma_ack_syndrome() ||
-	    syndrome != srdma_ack_syndrome())
+	    syndrome != srdma_ack_syndrome()) {
+		/*
+		 * No room: sent now, it would overtake the read responses
+		 * before it. Dropped, the requester asks again on its timer
+		 * (a later ACK covers it first).
+		 */
+		if (queued >= SRDMA_MAX_RD_ATOMIC) {
+			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
+			return;
+		}
 		rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
+	}
 	*rd = (struct srdma_rd) {
 		.ack = true,
 		.syndrome = syndrome,
@@ -160,6 +170,11 @@ static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
 {
 	srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_SENT);
 	srdma_resp_ack(qp, psn, roce_aeth_syn_rnr(qp->attr.min_rnr_timer));
+	/*
+	 * The packets already behind @psn are dropped quietly until it comes
+	 * again: a sequence NAK for them would end the requester's RNR wait.
+	 */
+	qp->nak_sent = true;
 }
 
 /*

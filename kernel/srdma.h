@@ -448,7 +448,7 @@ struct srdma_swqe {
  * @dying: destroy in progress: do not re-arm @timer
  * @epsn: responder: next expected request PSN
  * @msn: responder: message sequence number
- * @nak_sent: responder: a sequence NAK is outstanding
+ * @nak_sent: responder: a sequence or RNR NAK awaits its PSN again
  * @rwqe: responder: copy of the receive WQE being filled
  * @have_rwqe: @rwqe holds a WQE taken off the RQ
  * @recv_off: bytes placed into @rwqe so far

@@ -120,9 +120,15 @@ log=$TOP/build/check.log
 check_all 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then
+	# Each failure with the test it belongs to, after the comment
+	# lines its test printed just before it (counters, exit codes).
 	echo "# what failed (the test each line belongs to first):"
-	awk '/# === /{t=$NF} /(^|[] ])not ok |VM-FAIL/{print "#  " t ": " $0}' \
-		"$log" | tail -n 40
+	awk '/# === /{t=$NF; n=0; next}
+	     /^(\[[a-z]\] )?# /{c[n++ % 8]=$0; next}
+	     /(^|[] ])not ok |VM-FAIL/{
+		for (i = (n > 8 ? n - 8 : 0); i < n; i++)
+			print "#    " c[i % 8]
+		print "#  " t ": " $0; n=0}' "$log" | tail -n 80
 	tail -n 1 "$log"
 fi
 exit "$rc"

@@ -44,7 +44,7 @@ udp_send() {
 	printf "$(echo "$1" | sed 's/\(..\)/\\x\1/g')" >/dev/udp/10.9.0.1/4791
 }
 
-ktap_plan 16
+ktap_plan 17
 srdma_cleanup
 srdma0_up || exit $KSFT_FAIL
 
@@ -90,6 +90,12 @@ sent=$(cnt rnr_naks_sent) rcvd=$(cnt rnr_naks_rcvd)
 ktap_print "rnr_naks_sent $sent rnr_naks_rcvd $rcvd"
 ktap_result "RNR NAKs are counted when sent and when received" \
 	$(( sent == 0 || sent != rcvd ))
+# The SENDs already behind an RNR-NAKed one wait for its retry: no
+# sequence NAK, which would cut the requester's RNR wait short.
+v=$(cnt seq_naks_sent)
+ktap_print "seq_naks_sent $v after $sent RNR NAKs"
+ktap_result "an RNR NAK brings no sequence NAK for the packets behind it" \
+	$(( sent == 0 || v != 0 ))
 
 # Malformed datagrams, each dropped and counted by reason.
 drops=$(cnt rx_drops) rx=$(cnt rx_pkts)

@@ -149,16 +149,28 @@ dev_counter() {
 
 # in_order IBDEV: the device's traffic so far crossed a loss-free path as
 # such a path must: nothing resent, nothing NAKed or dropped as out of
-# sequence. Prints the counters that are not 0.
+# sequence, no retry timeout. A receiver short of receive WQEs (RNR NAKs:
+# flow control, not loss) is the one reason for resends and quiet drops
+# of the packets behind the NAKed one. Prints the counters that are not 0.
 in_order() {
-	local name v bad=0
-	for name in retransmits seq_naks_sent seq_naks_rcvd drop_psn; do
+	local name v bad=0 names="seq_naks_sent seq_naks_rcvd retry_timeouts"
+
+	v=$(dev_counter "$1" rnr_naks_rcvd)$(dev_counter "$1" rnr_naks_sent)
+	if [ "$v" = 00 ]; then
+		names="$names retransmits drop_psn"
+	else
+		ktap_print "$1: RNR NAKs, resends allowed: $(dev_counter "$1" retransmits)"
+	fi
+	for name in $names; do
 		v=$(dev_counter "$1" $name)
 		[ "${v:-x}" = 0 ] && continue
 		ktap_print "$1: $name ${v:-?}"
 		bad=1
 	done
-	[ $bad -eq 0 ] || rdma statistic show link "$1/1" | sed 's/^/# /'
+	# Every counter that moved, on one line: the cause is among them.
+	[ $bad -eq 0 ] || ktap_print "$1: $(rdma statistic show link "$1/1" |
+		awk '{ for (i = 3; i < NF; i += 2) if ($(i + 1) != 0)
+			printf "%s %s ", $i, $(i + 1) }')"
 	return $bad
 }
 
