@@ -13,6 +13,7 @@
 #include <linux/jiffies.h>
 
 #include "srdma.h"
+#include "proto/roce_icrc.h"
 #include "proto/roce_psn.h"
 
 #define SRDMA_WINDOW		256	/* request PSNs in flight */
@@ -311,6 +312,19 @@ static u8 srdma_req_opcode(const struct softrdma_send_wqe *w, bool first,
 }
 
 /*
+ * rdma_rxe takes a FLUSH only with an ICRC of its own (proto/roce_icrc.h).
+ * A QP whose peer showed it uses that one; otherwise each retry of an
+ * unanswered FLUSH swaps the two ICRCs, and the one answered is kept.
+ */
+static bool srdma_req_flush_icrc(struct srdma_qp *qp)
+{
+	u8 retries = qp->attr.retry_cnt - qp->retry_left;
+
+	qp->flush_icrc_sent = READ_ONCE(qp->rxe_flush_icrc) ^ (retries & 1);
+	return qp->flush_icrc_sent;
+}
+
+/*
  * Transmit the next packet of WQE @qp->req_idx.
  * Return: 0, -ENOMEM (try again later), -EAGAIN (an ODP page is being
  * mapped: pause) or a negated ib_wc_status.
@@ -380,9 +394,13 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	if (info->flags & ROCE_F_XRCETH)
 		roce_xrceth_encode((void *)(hdr + info->off[ROCE_EXT_XRCETH]),
 				   w->xrc_srqn);
-	if (info->flags & ROCE_F_FETH)
+	if (info->flags & ROCE_F_FETH) {
 		roce_feth_encode((void *)(hdr + info->off[ROCE_EXT_FETH]),
 				 w->wr.flush.type, w->wr.flush.level);
+		if (roce_icrc_rxe_quirk(opcode))
+			srdma_tx_cb(skb)->rxe_flush_icrc =
+				srdma_req_flush_icrc(qp);
+	}
 	/* A read asked again starts where the placed responses end. */
 	if (info->flags & ROCE_F_RETH)
 		roce_reth_encode((void *)(hdr + info->off[ROCE_EXT_RETH]),
@@ -962,6 +980,8 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 		/* An empty response in one packet: the data is placed. */
 		if (pkt->payload_len || !(pkt->info->flags & ROCE_F_LAST))
 			st->status = IB_WC_BAD_RESP_ERR;
+		else if (w->opcode == SOFTRDMA_WR_FLUSH)
+			WRITE_ONCE(qp->rxe_flush_icrc, qp->flush_icrc_sent);
 		st->read_done = true;
 		srdma_rd_done(qp, st);
 		srdma_comp_ack_upto(qp, roce_psn_next(psn));

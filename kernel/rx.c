@@ -19,7 +19,7 @@
 /*
  * Check the ICRC of the packet of @len bytes (BTH through ICRC) after the
  * UDP header at skb->data; only the headers need be linear.
- * Return: 0 or -ROCE_DROP_BAD_ICRC.
+ * Return: 0, ROCE_ICRC_RXE_FLUSH or -ROCE_DROP_BAD_ICRC.
  */
 static int srdma_rx_icrc(struct sk_buff *skb, u32 len)
 {
@@ -41,9 +41,16 @@ static int srdma_rx_icrc(struct sk_buff *skb, u32 len)
 	crc = srdma_skb_crc(skb, off, len - ROCE_BTH_LEN - ROCE_ICRC_LEN, crc);
 	field = skb_header_pointer(skb, sizeof(*udph) + len - ROCE_ICRC_LEN,
 				   ROCE_ICRC_LEN, buf);
-	if (!field || roce_icrc_get(field) != roce_icrc_final(crc))
+	if (!field)
 		return -ROCE_DROP_BAD_ICRC;
-	return 0;
+	if (roce_icrc_get(field) == roce_icrc_final(crc))
+		return 0;
+	if (roce_icrc_rxe_quirk(skb->data[sizeof(*udph)]) &&
+	    roce_icrc_get(field) ==
+	    roce_icrc_final(srdma_skb_crc(skb, sizeof(*udph),
+					  len - ROCE_ICRC_LEN, crc)))
+		return ROCE_ICRC_RXE_FLUSH;
+	return -ROCE_DROP_BAD_ICRC;
 }
 
 /*
@@ -194,8 +201,8 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 	struct srdma_rx_pkt pkt;
 	struct srdma_dev *sdev;
 	struct srdma_qp *qp;
+	int err, icrc = 0;
 	u32 len;
-	int err;
 
 	len = skb->len;
 	if (len < sizeof(struct udphdr) ||
@@ -214,8 +221,9 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 			     skb_headlen(skb) - sizeof(struct udphdr), len,
 			     &pkt.rp);
 	if (!err && !looped)
-		err = srdma_rx_icrc(skb, len);
-	if (err) {
+		icrc = srdma_rx_icrc(skb, len);
+	if (err || icrc < 0) {
+		err = err ?: icrc;
 		srdma_rx_drop(net, skb, srdma_roce_drop_cnt(-err));
 		return;
 	}
@@ -255,6 +263,9 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 		kfree_skb(skb);
 		return;
 	}
+	/* A FLUSH from rdma_rxe: ours to it go with its ICRC from now on. */
+	if (unlikely(icrc == ROCE_ICRC_RXE_FLUSH))
+		WRITE_ONCE(qp->rxe_flush_icrc, true);
 	if (unlikely(pkt.rp.opcode == ROCE_CNP)) {
 		srdma_cc_cnp_rx(qp);
 		goto done;

@@ -446,6 +446,9 @@ struct srdma_swqe {
  * @sq_notify: a send completion is due to wake the CQ's handler, which is
  *	called once sq_lock is dropped: a kernel consumer may post from it
  * @dying: destroy in progress: do not re-arm @timer
+ * @rxe_flush_icrc: FLUSH requests go with rdma_rxe's ICRC
+ *	(proto/roce_icrc.h): the peer sent one, or answered one
+ * @flush_icrc_sent: the ICRC the last FLUSH request went with
  * @epsn: responder: next expected request PSN
  * @msn: responder: message sequence number
  * @nak_sent: responder: a sequence or RNR NAK awaits its PSN again
@@ -522,6 +525,8 @@ struct srdma_qp {
 	bool sq_bad;
 	bool sq_notify;
 	bool dying;
+	bool rxe_flush_icrc;
+	bool flush_icrc_sent;
 
 	u32 epsn;
 	u32 msn;
@@ -873,6 +878,19 @@ static inline const struct srdma_rx_pkt *
 to_rx_pkt(const struct roce_pkt_info *pkt)
 {
 	return container_of(pkt, struct srdma_rx_pkt, rp);
+}
+
+/*
+ * Our word in skb->cb on the way out, read when the ICRC is put, before
+ * the IP layer takes cb over. alloc_skb() zeroes it.
+ */
+struct srdma_tx_cb {
+	bool rxe_flush_icrc;	/* rdma_rxe's FLUSH ICRC (proto/roce_icrc.h) */
+};
+
+static inline struct srdma_tx_cb *srdma_tx_cb(struct sk_buff *skb)
+{
+	return (struct srdma_tx_cb *)skb->cb;
 }
 
 struct sk_buff *srdma_pkt_alloc(struct srdma_qp *qp, u32 hdr_len, u32 payload,

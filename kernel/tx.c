@@ -87,6 +87,8 @@ static void srdma_icrc_put(struct sk_buff *skb, u32 crc, u32 roce_len)
 
 	crc = srdma_skb_crc(skb, off + ROCE_BTH_LEN,
 			    roce_len - ROCE_BTH_LEN - ROCE_ICRC_LEN, crc);
+	if (unlikely(srdma_tx_cb(skb)->rxe_flush_icrc))
+		crc = srdma_skb_crc(skb, off, roce_len - ROCE_ICRC_LEN, crc);
 	roce_icrc_put(icrc, roce_icrc_final(crc));
 	skb_store_bits(skb, skb->len - ROCE_ICRC_LEN, icrc, ROCE_ICRC_LEN);
 }

@@ -68,7 +68,7 @@ vm_rc=$?
 add_count_file "$out/vm/counts"
 
 echo "== $rel: rdma_rxe <-> softrdma (VM pair, $kver)"
-PAIR_TESTS="pair_tools.sh pair_integrity.sh pair_placement.sh"
+PAIR_TESTS=${PAIR_TESTS:-"pair_tools.sh pair_integrity.sh pair_placement.sh"}
 # Known: perftest 25.01's ib_read_lat -R client crashes in librdmacm
 # (56.1, 65.0) against an rdma_rxe server; softrdma to softrdma it runs.
 export PAIR_XFAIL="ib_read_lat -R|client segfaults in librdmacm against an rdma_rxe server (perftest 25.01; softrdma to softrdma passes)"

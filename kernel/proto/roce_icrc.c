@@ -111,12 +111,18 @@ u32 roce_icrc_ipv6(const void *ip6h, const void *udph, u32 len)
 	return roce_icrc_final(roce_crc32(crc, rest, icrc_tail_len(len)));
 }
 
-static int icrc_check(u32 icrc, const void *udph, u32 len)
+/* @crc: the running value up to the ICRC. */
+static int icrc_check(u32 crc, const void *udph, u32 len)
 {
-	const u8 *field = (const u8 *)udph + ROCE_UDP_HDR_LEN + len -
-			  ROCE_ICRC_LEN;
+	const u8 *bth = (const u8 *)udph + ROCE_UDP_HDR_LEN;
+	u32 icrc = roce_icrc_get(bth + len - ROCE_ICRC_LEN);
 
-	return icrc == roce_icrc_get(field) ? 0 : -ROCE_DROP_BAD_ICRC;
+	if (icrc == roce_icrc_final(crc))
+		return 0;
+	if (roce_icrc_rxe_quirk(bth[0]) &&
+	    icrc == roce_icrc_final(roce_crc32(crc, bth, len - ROCE_ICRC_LEN)))
+		return ROCE_ICRC_RXE_FLUSH;
+	return -ROCE_DROP_BAD_ICRC;
 }
 
 /**
@@ -125,13 +131,17 @@ static int icrc_check(u32 icrc, const void *udph, u32 len)
  * @udph: UDP header, followed by @len bytes of BTH through ICRC
  * @len: bytes from the BTH through the ICRC field
  *
- * Return: 0, -ROCE_DROP_SHORT or -ROCE_DROP_BAD_ICRC.
+ * Return: 0, ROCE_ICRC_RXE_FLUSH (rdma_rxe's FLUSH ICRC), -ROCE_DROP_SHORT
+ * or -ROCE_DROP_BAD_ICRC.
  */
 int roce_icrc_verify_ipv4(const void *iph, const void *udph, u32 len)
 {
 	if (unlikely(len < ROCE_BTH_LEN + ROCE_ICRC_LEN))
 		return -ROCE_DROP_SHORT;
-	return icrc_check(roce_icrc_ipv4(iph, udph, len), udph, len);
+	return icrc_check(roce_crc32(roce_icrc_begin_ipv4(iph, udph),
+				     (const u8 *)udph + ROCE_UDP_HDR_LEN +
+				     ROCE_BTH_LEN, icrc_tail_len(len)),
+			  udph, len);
 }
 
 /**
@@ -140,11 +150,15 @@ int roce_icrc_verify_ipv4(const void *iph, const void *udph, u32 len)
  * @udph: UDP header, followed by @len bytes of BTH through ICRC
  * @len: bytes from the BTH through the ICRC field
  *
- * Return: 0, -ROCE_DROP_SHORT or -ROCE_DROP_BAD_ICRC.
+ * Return: 0, ROCE_ICRC_RXE_FLUSH (rdma_rxe's FLUSH ICRC), -ROCE_DROP_SHORT
+ * or -ROCE_DROP_BAD_ICRC.
  */
 int roce_icrc_verify_ipv6(const void *ip6h, const void *udph, u32 len)
 {
 	if (unlikely(len < ROCE_BTH_LEN + ROCE_ICRC_LEN))
 		return -ROCE_DROP_SHORT;
-	return icrc_check(roce_icrc_ipv6(ip6h, udph, len), udph, len);
+	return icrc_check(roce_crc32(roce_icrc_begin_ipv6(ip6h, udph),
+				     (const u8 *)udph + ROCE_UDP_HDR_LEN +
+				     ROCE_BTH_LEN, icrc_tail_len(len)),
+			  udph, len);
 }

@@ -20,6 +20,7 @@
 #include "proto_port.h"
 #include "roce_drop.h"
 #include "roce_hdr.h"
+#include "roce_opcode.h"
 
 #define ROCE_IPV4_HDR_LEN	20
 #define ROCE_IPV6_HDR_LEN	40
@@ -40,6 +41,22 @@ static inline u32 roce_icrc_update(u32 crc, const void *p, size_t len)
 static inline u32 roce_icrc_final(u32 crc)
 {
 	return ~crc;
+}
+
+/*
+ * rdma_rxe's ICRC of an RC FLUSH (Linux 6.2 through 7.2 at least): its
+ * opcode table gives FLUSH no payload offset, so after the standard
+ * running value up to the ICRC it runs the CRC on over the @len - 4 bytes
+ * from the BTH once more, unmasked, before the final inversion. Standard
+ * peers never see it from us unless a FLUSH of ours went unanswered; we
+ * take it from a peer on receive (roce_icrc_verify_*() return
+ * ROCE_ICRC_RXE_FLUSH) and answer in kind.
+ */
+#define ROCE_ICRC_RXE_FLUSH	1
+
+static inline bool roce_icrc_rxe_quirk(u8 opcode)
+{
+	return opcode == ROCE_RC_FLUSH;
 }
 
 u32 roce_icrc_ipv4(const void *iph, const void *udph, u32 len);

@@ -59,7 +59,7 @@ static void check_pkt(const u8 *buf, u32 len, const struct roce_pkt_info *p)
 
 static void check_ret(int ret)
 {
-	if (ret > 0 || ret <= -ROCE_DROP_REASON_MAX)
+	if (ret > ROCE_ICRC_RXE_FLUSH || ret <= -ROCE_DROP_REASON_MAX)
 		abort();
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* ICRC building blocks, and the IPv6 masking rule (no rxe vector yet). */
+/* ICRC building blocks, the IPv6 masking rule, rdma_rxe's FLUSH ICRC. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "roce_icrc.h"
 #include "roce_parse.h"
@@ -126,6 +128,49 @@ static void verify_rejects_short(struct ktap *t)
 		     -ROCE_DROP_SHORT);
 }
 
+/*
+ * rdma_rxe's FLUSH ICRC is the standard one of a packet whose bytes after
+ * the BTH are followed by the BTH-to-ICRC bytes again, unmasked: build
+ * that longer packet and take its ICRC as the reference.
+ */
+static u32 rxe_flush_icrc(const u8 *whole, u32 len)
+{
+	u32 body = len - ROCE_ICRC_LEN;
+	u8 *dup = malloc(ROCE_OFF4 + 2 * body + ROCE_ICRC_LEN);
+	u32 icrc;
+
+	memcpy(dup, whole, ROCE_OFF4 + body);
+	memcpy(dup + ROCE_OFF4 + body, whole + ROCE_OFF4, body);
+	icrc = roce_icrc_ipv4(dup, dup + IP4_LEN, 2 * body + ROCE_ICRC_LEN);
+	free(dup);
+	return icrc;
+}
+
+/* rxe's FLUSH ICRC is told apart, for a FLUSH and nothing else. */
+static void rxe_flush_icrc_accepted(struct ktap *t)
+{
+	struct tl_pkt p;
+	u8 *roce = p.buf + ROCE_OFF4;
+	u32 len;
+
+	tl_load(&p, VEC_SEND_ONLY_HEX);
+	len = tl_roce4_len(&p);
+	roce[0] = ROCE_RC_FLUSH;
+	roce_icrc_put(roce + len - ROCE_ICRC_LEN,
+		      roce_icrc_ipv4(p.buf, p.buf + IP4_LEN, len));
+	KT_EXPECT_EQ(t, roce_icrc_verify_ipv4(p.buf, p.buf + IP4_LEN, len), 0);
+
+	roce_icrc_put(roce + len - ROCE_ICRC_LEN, rxe_flush_icrc(p.buf, len));
+	KT_EXPECT_EQ(t, roce_icrc_verify_ipv4(p.buf, p.buf + IP4_LEN, len),
+		     ROCE_ICRC_RXE_FLUSH);
+
+	/* The same ICRC on any other opcode is just wrong. */
+	roce[0] = ROCE_RC_SEND_ONLY;
+	roce_icrc_put(roce + len - ROCE_ICRC_LEN, rxe_flush_icrc(p.buf, len));
+	KT_EXPECT_EQ(t, roce_icrc_verify_ipv4(p.buf, p.buf + IP4_LEN, len),
+		     -ROCE_DROP_BAD_ICRC);
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(crc32_check_value),
 	KTAP_CASE(seed_is_masked_lrh),
@@ -135,6 +180,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(ipv6_masked_fields_ignored),
 	KTAP_CASE(ipv6_other_bits_covered),
 	KTAP_CASE(verify_rejects_short),
+	KTAP_CASE(rxe_flush_icrc_accepted),
 };
 
 KTAP_SUITE(icrc_suite, "icrc", cases);
