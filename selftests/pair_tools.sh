@@ -68,9 +68,11 @@ across_cm() {
 		"rdma resource show cm_id | grep -q 'state LISTEN'" "$3" "$4"
 }
 
-# Known and open: rdma_rxe's datagrams to a group do not reach a softrdma
-# member (softrdma to rdma_rxe and softrdma to softrdma pass).
-[ "${PAIR_A:-}" = rxe ] && PAIR_XFAIL+=$'\n'"mckey|rdma_rxe's multicast datagrams do not reach softrdma (open)"
+# virtio-net programs a new group into QEMU's receive filter from a work
+# item, after the group shows in "ip maddr": datagrams sent in between
+# are filtered out by QEMU, never seen by the guest. The test link takes
+# every group, so that a sender as quick as rdma_rxe's does not race it.
+ip link set dev "$VM_IFACE" allmulticast on
 
 # XRC between two softrdma hosts: rdma_rxe has none.
 xrc=1
@@ -98,9 +100,12 @@ for srv in a b; do
 	across_cm $srv "udaddy" "udaddy -c 2 -C 50" "udaddy -s PEER -c 2 -C 50"
 	across_cm $srv "ucmatose" "ucmatose -c 2 -C 50" \
 		"ucmatose -s PEER -c 2 -C 50"
-	# UD multicast through rdma_cm: the server host joins, the client
-	# host sends to the group.
-	across_run $srv "mckey" "ip maddr show | grep -q 'inet  239.4.4.4'" \
+	# UD multicast through rdma_cm: the server host joins (the group
+	# shows in "ip maddr"), and the client host sends to the group once
+	# the member's QP is attached (mckey says so after librdmacm's
+	# attach, which follows the join).
+	across_run $srv "mckey" "ip maddr show | grep -q 'inet  239.4.4.4' &&
+		grep -q 'receiving data transfers' \"\$out\"" \
 		"mckey -m 239.4.4.4 -b $VM_IP -C 20 -S 1000" \
 		"mckey -m 239.4.4.4 -b $VM_IP -s -C 20 -S 1000"
 	across_cm $srv "rdma_server / rdma_client" "rdma_server" \

@@ -295,6 +295,7 @@ static bool peer_connect(int fd, struct ep *e, struct ibv_mr *mr,
 {
 	struct peer_info me = { .qpn = e->qp->qp_num, .rkey = mr->rkey,
 				.addr = (uintptr_t)mr->addr };
+	uint8_t ready = 1, peer_ready = 0;
 	union ibv_gid pgid;
 
 	memcpy(me.gid, gid.raw, sizeof(me.gid));
@@ -302,9 +303,18 @@ static bool peer_connect(int fd, struct ep *e, struct ibv_mr *mr,
 			 "exchange with the peer"))
 		return false;
 	memcpy(pgid.raw, peer->gid, sizeof(pgid.raw));
-	/* 1024: the payload MTU of a 1500-byte link */
+	/*
+	 * 1024: the payload MTU of a 1500-byte link. Both QPs are in RTS
+	 * before a request leaves: a first request lost to a peer still in
+	 * INIT is retried, and rdma_rxe's retry of an ATOMIC WRITE or a
+	 * FLUSH carries a remote address of 0 (its req_retry() takes the
+	 * address of atomics, reads and writes only), which the peer's MR
+	 * check refuses.
+	 */
 	return ktap_expect(!ep_connect_to(e, peer->qpn, &pgid, IBV_MTU_1024),
-			   "connect: %s", strerror(errno));
+			   "connect: %s", strerror(errno)) &&
+	       ktap_expect(tcp_swap(fd, &ready, &peer_ready, 1) && peer_ready,
+			   "the peer's QP connected");
 }
 
 /* The responder: its MR takes the client's values; it reads back one. */
