@@ -133,6 +133,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.query_port = srdma_query_port,
 	.query_qp = srdma_query_qp,
 	.query_srq = srdma_query_srq,
+	.query_ucontext = srdma_query_ucontext,
 	.reg_dm_mr = srdma_reg_dm_mr,
 	.rereg_user_mr = srdma_rereg_user_mr,
 	.req_notify_cq = srdma_req_notify_cq,

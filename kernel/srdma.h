@@ -651,6 +651,8 @@ enum rdma_link_layer srdma_get_link_layer(struct ib_device *ibdev, u32 port);
 int srdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
 int srdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void srdma_dealloc_ucontext(struct ib_ucontext *ibuc);
+int srdma_query_ucontext(struct ib_ucontext *ibuc,
+			 struct uverbs_attr_bundle *attrs);
 void srdma_disassociate_ucontext(struct ib_ucontext *ibuc);
 int srdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);

@@ -183,6 +183,17 @@ void srdma_dealloc_ucontext(struct ib_ucontext *ibuc)
 }
 
 /*
+ * ibv_import_device() asks for the context of a file it was given. The
+ * core reports its generic attributes; ours has no driver data (our
+ * alloc_ucontext answers none either), so there is nothing to add.
+ */
+int srdma_query_ucontext(struct ib_ucontext *ibuc,
+			 struct uverbs_attr_bundle *attrs)
+{
+	return 0;
+}
+
+/*
  * Having this op lets the core revoke a live user context when the device
  * goes away (link delete, netdev removal) instead of waiting for the
  * process to close it: the core destroys every object of the context

@@ -47,6 +47,8 @@ static const struct verbs_context_ops srdma_context_ops = {
 	.free_context		= srdma_free_context,
 	.free_dm		= srdma_free_dm,
 	.get_srq_num		= srdma_get_srq_num,
+	.import_mr		= srdma_import_mr,
+	.import_pd		= srdma_import_pd,
 	.modify_qp		= srdma_modify_qp,
 	.modify_srq		= srdma_modify_srq,
 	.open_xrcd		= srdma_open_xrcd,
@@ -65,7 +67,25 @@ static const struct verbs_context_ops srdma_context_ops = {
 	.req_notify_cq		= srdma_req_notify_cq,
 	.rereg_mr		= srdma_rereg_mr,
 	.resize_cq		= srdma_resize_cq,
+	.unimport_mr		= srdma_unimport_mr,
+	.unimport_pd		= srdma_unimport_pd,
 };
+
+/* A context over @cmd_fd, our ops set; NULL with @cmd_fd closed. */
+static struct srdma_context *srdma_context_new(struct ibv_device *ibdev,
+					       int cmd_fd)
+{
+	size_t off = offsetof(struct srdma_context, vctx);
+	struct srdma_context *sctx;
+
+	/* Our uverbs driver id is RDMA_DRIVER_UNKNOWN, like the kernel's. */
+	sctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*sctx),
+					     (struct verbs_context *)off,
+					     RDMA_DRIVER_UNKNOWN);
+	if (sctx)
+		verbs_set_ops(&sctx->vctx, &srdma_context_ops);
+	return sctx;
+}
 
 struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
 					  int cmd_fd, void *private_data)
@@ -73,26 +93,36 @@ struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
 	struct ib_uverbs_get_context_resp resp = {};
 	struct ibv_get_context cmd;
 	struct srdma_context *sctx;
-	size_t off = offsetof(struct srdma_context, vctx);
 
 	(void)private_data;
-
-	/* Our uverbs driver id is RDMA_DRIVER_UNKNOWN, like the kernel's. */
-	sctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*sctx),
-					     (struct verbs_context *)off,
-					     RDMA_DRIVER_UNKNOWN);
+	sctx = srdma_context_new(ibdev, cmd_fd);
 	if (!sctx)
 		return NULL;
-
 	if (ibv_cmd_get_context(&sctx->vctx, &cmd, sizeof(cmd),
-				IF_PABI65(NULL,) &resp, sizeof(resp)))
-		goto err_uninit;
-
-	verbs_set_ops(&sctx->vctx, &srdma_context_ops);
+				IF_PABI65(NULL,) &resp, sizeof(resp))) {
+		srdma_free_context(&sctx->vctx.context);
+		return NULL;
+	}
 	return &sctx->vctx;
+}
 
-err_uninit:
-	verbs_uninit_context(&sctx->vctx);
-	free(sctx);
-	return NULL;
+/*
+ * ibv_import_device(): a second context over the file of one that exists
+ * (another process's, passed over a socket). The kernel keeps one
+ * context per file: ours has no driver data to read back, so checking
+ * that it exists is all there is to do.
+ */
+struct verbs_context *srdma_import_context(struct ibv_device *ibdev,
+					   int cmd_fd)
+{
+	struct srdma_context *sctx;
+
+	sctx = srdma_context_new(ibdev, cmd_fd);
+	if (!sctx)
+		return NULL;
+	if (ibv_cmd_query_context(&sctx->vctx.context, NULL)) {
+		srdma_free_context(&sctx->vctx.context);
+		return NULL;
+	}
+	return &sctx->vctx;
 }

@@ -69,6 +69,7 @@ static const struct verbs_device_ops srdma_device_ops = {
 	.alloc_device		= srdma_alloc_device,
 	.uninit_device		= srdma_uninit_device,
 	.alloc_context		= srdma_alloc_context,
+	.import_context		= srdma_import_context,
 };
 
 static void __attribute__((constructor)) srdma_register(void)

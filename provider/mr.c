@@ -30,6 +30,30 @@ struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/* ibv_import_mr(): MR @mr_handle of the context this one came from. */
+struct ibv_mr *srdma_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	ret = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/* The MR stays registered: its owner deregisters it. */
+void srdma_unimport_mr(struct ibv_mr *mr)
+{
+	free(srdma_container_of(mr, struct verbs_mr, ibv_mr));
+}
+
 /* ibv_advise_mr(): the kernel maps the ranges of ODP MRs now. */
 int srdma_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)

@@ -103,6 +103,8 @@ static inline struct srdma_ah *to_sah(struct ibv_ah *ibah)
 /* context.c */
 struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
 					  int cmd_fd, void *private_data);
+struct verbs_context *srdma_import_context(struct ibv_device *ibdev,
+					   int cmd_fd);
 
 /* verbs.c */
 int srdma_query_device_ex(struct ibv_context *ibctx,
@@ -116,6 +118,8 @@ int srdma_query_rt_values(struct ibv_context *ibctx,
 			  struct ibv_values_ex *values);
 struct ibv_pd *srdma_alloc_pd(struct ibv_context *ibctx);
 int srdma_dealloc_pd(struct ibv_pd *pd);
+struct ibv_pd *srdma_import_pd(struct ibv_context *ibctx, uint32_t pd_handle);
+void srdma_unimport_pd(struct ibv_pd *pd);
 struct ibv_pd *srdma_alloc_parent_domain(struct ibv_context *ibctx,
 					 struct ibv_parent_domain_init_attr *attr);
 
@@ -125,6 +129,8 @@ struct ibv_mr *srdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int srdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access);
 int srdma_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mr *srdma_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
+void srdma_unimport_mr(struct ibv_mr *mr);
 struct ibv_dm *srdma_alloc_dm(struct ibv_context *ibctx,
 			      struct ibv_alloc_dm_attr *attr);
 int srdma_free_dm(struct ibv_dm *ibdm);

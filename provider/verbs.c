@@ -89,6 +89,36 @@ struct ibv_pd *srdma_alloc_pd(struct ibv_context *ibctx)
 }
 
 /*
+ * ibv_import_pd(): PD @pd_handle of the context this one was imported
+ * from. The kernel has no query for a PD: a memory window allocated on
+ * it and freed again shows the handle names one, so that a wrong handle
+ * fails here and not at its first use.
+ */
+struct ibv_pd *srdma_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
+{
+	struct srdma_pd *pd;
+	struct ibv_mw *mw;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->ibpd.context = ibctx;
+	pd->ibpd.handle = pd_handle;
+	mw = srdma_alloc_mw(&pd->ibpd, IBV_MW_TYPE_1);
+	if (!mw || srdma_dealloc_mw(mw)) {
+		free(pd);
+		return NULL;
+	}
+	return &pd->ibpd;
+}
+
+/* The PD stays: its owner deallocates it. */
+void srdma_unimport_pd(struct ibv_pd *ibpd)
+{
+	free(to_spd(ibpd));
+}
+
+/*
  * A parent domain is its PD under another name: same handle, so every
  * command made with it acts on that PD. Our queue buffers are kernel
  * memory mapped into the process, so custom allocators have nothing to

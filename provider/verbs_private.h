@@ -527,6 +527,16 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 /*
+ * Import (ibv_import_*): fills vmr (keys, length, handle, context, pd;
+ * mr_type IMPORTED) from the kernel's MR @mr_handle of this context's
+ * file. query_context checks the file has a context and reads its
+ * generic attributes; driver: more ioctl attributes, NULL for none.
+ */
+int ibv_cmd_query_mr(struct ibv_pd *pd, struct verbs_mr *vmr,
+		     uint32_t mr_handle);
+int ibv_cmd_query_context(struct ibv_context *ctx,
+			  struct ibv_command_buffer *driver);
+/*
  * Device memory. @link: driver attributes to add to the command, NULL for
  * none. alloc fills @dm (handle, context, comp_mask); reg_dm_mr fills
  * @vmr as reg_mr does (addr NULL: DM MRs are zero-based).
