@@ -11,9 +11,10 @@
  * MRs with IBV_ACCESS_FLUSH_GLOBAL (Linux 6.2): those tests skip without.
  *
  * Two hosts (server and client modes, the server a responder only): the
- * client places 100 values with ATOMIC WRITE and flushes them into the
- * server's MR, the server reads back the last one, then the client's
- * unaligned ATOMIC WRITE must come back as an invalid request. Only
+ * client places 100 values with ATOMIC WRITE into the server's MR and
+ * flushes them (50 range FLUSHes, one of the whole MR), the server reads
+ * back the last one, then the client's unaligned ATOMIC WRITE must come
+ * back as an invalid request. Only
  * standard libibverbs is used, so either end can be rdma_rxe.
  *
  * usage: rc_placement IBDEV [GID_INDEX]
@@ -392,12 +393,15 @@ static int drive(char *prog, char *dev, const char *host, const char *port,
 		ktap_skip("FLUSH at the peer", getenv("RC_PLACEMENT_NO_FLUSH"));
 		goto placed;
 	}
-	ok = ok && post_flush(&e, 200, peer.rkey, peer.addr, BUF_SIZE,
-			      IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE) &&
-	     wc_is(&e, 200, IBV_WC_FLUSH, IBV_WC_SUCCESS) &&
-	     post_flush(&e, 201, peer.rkey, 0, 0, IBV_FLUSH_GLOBAL,
-			IBV_FLUSH_MR) &&
-	     wc_is(&e, 201, IBV_WC_FLUSH, IBV_WC_SUCCESS);
+	/* Enough of them that a lossy link retries some. */
+	for (i = 0; ok && i < 50; i++)
+		ok = post_flush(&e, 200 + i, peer.rkey,
+				peer.addr + i % 4 * (BUF_SIZE / 4), BUF_SIZE / 4,
+				IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE) &&
+		     wc_is(&e, 200 + i, IBV_WC_FLUSH, IBV_WC_SUCCESS);
+	ok = ok && post_flush(&e, 299, peer.rkey, 0, 0, IBV_FLUSH_GLOBAL,
+			      IBV_FLUSH_MR) &&
+	     wc_is(&e, 299, IBV_WC_FLUSH, IBV_WC_SUCCESS);
 	ktap_result(ok, "FLUSH of a range and of the whole MR at the peer");
 placed:
 #else

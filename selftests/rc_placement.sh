@@ -2,10 +2,46 @@
 # SPDX-License-Identifier: GPL-2.0
 # IBA 1.5 memory placement on one device: ATOMIC WRITE and FLUSH, their
 # completions and the errors a responder owes (selftests/rc_placement.c).
+# Then across a lossy link (two namespaces, netem 5% loss each way): the
+# requests and answers lost are retried, and every ATOMIC WRITE and
+# FLUSH still completes as it must (rc_placement's client and server).
 . "$(dirname "$0")/lib.sh"
 trap srdma_cleanup EXIT
+# check-release.sh builds it for the release's rdma-core: RC_PLACEMENT.
+PROG=${RC_PLACEMENT:-$SELFTESTS/rc_placement}
 
 srdma_cleanup
 srdma0_up || exit $KSFT_FAIL
-# check-release.sh builds it for the release's rdma-core: RC_PLACEMENT.
-"${RC_PLACEMENT:-$SELFTESTS/rc_placement}" srdma0 1
+"$PROG" srdma0 1
+loop_rc=$?
+
+# gid_index IBDEV: the index of the device's IPv4 GID.
+gid_index() {
+	grep -l ':ffff:' /sys/class/infiniband/"$1"/ports/1/gids/* |
+		head -n 1 | sed 's#.*/##'
+}
+
+cnt() {		# cnt IBDEV NAME
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+}
+
+srdma_cleanup
+modprobe sch_netem 2>/dev/null
+if ! ns_pair || ! ip netns exec ns1 tc qdisc add dev veth1 root netem loss 5% ||
+	! ip netns exec ns2 tc qdisc add dev veth2 root netem loss 5%; then
+	echo "1..1"
+	echo "ok 1 across a lossy link # SKIP no two namespaces with netem"
+	exit $loop_rc
+fi
+ip netns exec ns1 timeout 300 "$PROG" server srdma1 18660 "$(gid_index srdma1)" &
+server=$!
+sleep 1
+ip netns exec ns2 timeout 300 "$PROG" client srdma2 10.9.0.1 18660 \
+	"$(gid_index srdma2)"
+rc=$?
+wait $server || rc=1
+[ $loop_rc -eq 0 ] || rc=$loop_rc
+for d in srdma1 srdma2; do
+	echo "# $d: $(cnt $d retransmits) retransmits, $(cnt $d dup_requests) duplicate requests"
+done
+exit $rc
