@@ -20,7 +20,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # retries in the debug kernel's slow guest). The hostile tests run with
 # fewer mutations than in make check: 100000 / 1000000 outrun their
 # time limits here.
-DEBUG_TESTS=${DEBUG_TESTS:-"objects.sh verbs.sh integrity.sh rc_mw.sh rc_placement.sh dm_verbs.sh ud_mcast.sh srq_verbs.sh odp_verbs.sh cq_resize.sh hostile.sh hostile_user.sh ring_abuse.sh teardown.sh verbs_removal.sh congestion.sh teardown_traffic.sh failslab.sh"}
+DEBUG_TESTS=${DEBUG_TESTS:-"objects.sh verbs_import.sh verbs.sh integrity.sh rc_mw.sh rc_placement.sh dm_verbs.sh ud_mcast.sh srq_verbs.sh odp_verbs.sh cq_resize.sh hostile.sh hostile_user.sh ring_abuse.sh teardown.sh verbs_removal.sh congestion.sh teardown_traffic.sh failslab.sh"}
 export HOSTILE_COUNT=${HOSTILE_COUNT:-20000}
 export HOSTILE_USER_COUNT=${HOSTILE_USER_COUNT:-100000}
 KMEMLEAK=/sys/kernel/debug/kmemleak
