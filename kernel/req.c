@@ -314,13 +314,17 @@ static u8 srdma_req_opcode(const struct softrdma_send_wqe *w, bool first,
 /*
  * rdma_rxe takes a FLUSH only with an ICRC of its own (proto/roce_icrc.h).
  * A QP whose peer showed it uses that one; otherwise each retry of an
- * unanswered FLUSH swaps the two ICRCs, and the one answered is kept.
+ * unanswered FLUSH swaps the two ICRCs, and the one answered is kept (an
+ * answer to a send before the last retry can teach the wrong one: the
+ * next FLUSH then costs a retry, which teaches it back). With retry_cnt 0
+ * there is no retry to swap on.
  */
 static bool srdma_req_flush_icrc(struct srdma_qp *qp)
 {
 	u8 retries = qp->attr.retry_cnt - qp->retry_left;
+	bool rxe = READ_ONCE(qp->peer_rxe_flush) || qp->rxe_flush_icrc;
 
-	qp->flush_icrc_sent = READ_ONCE(qp->rxe_flush_icrc) ^ (retries & 1);
+	qp->flush_icrc_sent = rxe ^ (retries & 1);
 	return qp->flush_icrc_sent;
 }
 
@@ -738,6 +742,7 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->rnr_wait = false;
 	qp->read_gap = false;
 	qp->sq_bad = false;
+	qp->rxe_flush_icrc = false;
 	roce_cwnd_init(&qp->cwnd, SRDMA_CWND_INIT, SRDMA_WINDOW);
 	srdma_cc_qp_start(qp);
 	spin_unlock_bh(&qp->sq_lock);
@@ -981,7 +986,7 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 		if (pkt->payload_len || !(pkt->info->flags & ROCE_F_LAST))
 			st->status = IB_WC_BAD_RESP_ERR;
 		else if (w->opcode == SOFTRDMA_WR_FLUSH)
-			WRITE_ONCE(qp->rxe_flush_icrc, qp->flush_icrc_sent);
+			qp->rxe_flush_icrc = qp->flush_icrc_sent;
 		st->read_done = true;
 		srdma_rd_done(qp, st);
 		srdma_comp_ack_upto(qp, roce_psn_next(psn));

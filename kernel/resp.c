@@ -58,6 +58,7 @@ void srdma_resp_start(struct srdma_qp *qp)
 	qp->epsn = qp->attr.rq_psn;
 	qp->msn = 0;
 	qp->nak_sent = false;
+	WRITE_ONCE(qp->peer_rxe_flush, false);
 	qp->have_rwqe = false;
 	qp->msg_open = 0;
 	qp->rd_tail = qp->rd_head;
@@ -107,24 +108,19 @@ static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 	u32 queued = qp->rd_head - qp->rd_tail;
 	struct srdma_rd *rd;
 
-	if (!queued) {
+	/*
+	 * No room: sent now. It overtakes the read responses before it,
+	 * which the requester then asks for again; dropping it instead could
+	 * leave a requester with no timeout waiting for ever.
+	 */
+	if (!queued || queued >= SRDMA_MAX_RD_ATOMIC) {
 		srdma_resp_ack_send(qp, psn, syndrome, qp->msn);
 		return;
 	}
 	rd = &qp->rd[(qp->rd_head - 1) % SRDMA_MAX_RD_ATOMIC];
 	if (!rd->ack || rd->syndrome != srdma_ack_syndrome() ||
-	    syndrome != srdma_ack_syndrome()) {
-		/*
-		 * No room: sent now, it would overtake the read responses
-		 * before it. Dropped, the requester asks again on its timer
-		 * (a later ACK covers it first).
-		 */
-		if (queued >= SRDMA_MAX_RD_ATOMIC) {
-			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
-			return;
-		}
+	    syndrome != srdma_ack_syndrome())
 		rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
-	}
 	*rd = (struct srdma_rd) {
 		.ack = true,
 		.syndrome = syndrome,
@@ -173,6 +169,7 @@ static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
 	/*
 	 * The packets already behind @psn are dropped quietly until it comes
 	 * again: a sequence NAK for them would end the requester's RNR wait.
+	 * (Should this NAK be lost, the requester's ACK timeout resends.)
 	 */
 	qp->nak_sent = true;
 }

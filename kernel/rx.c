@@ -265,7 +265,7 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 	}
 	/* A FLUSH from rdma_rxe: ours to it go with its ICRC from now on. */
 	if (unlikely(icrc == ROCE_ICRC_RXE_FLUSH))
-		WRITE_ONCE(qp->rxe_flush_icrc, true);
+		WRITE_ONCE(qp->peer_rxe_flush, true);
 	if (unlikely(pkt.rp.opcode == ROCE_CNP)) {
 		srdma_cc_cnp_rx(qp);
 		goto done;

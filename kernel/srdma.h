@@ -446,9 +446,11 @@ struct srdma_swqe {
  * @sq_notify: a send completion is due to wake the CQ's handler, which is
  *	called once sq_lock is dropped: a kernel consumer may post from it
  * @dying: destroy in progress: do not re-arm @timer
- * @rxe_flush_icrc: FLUSH requests go with rdma_rxe's ICRC
- *	(proto/roce_icrc.h): the peer sent one, or answered one
+ * @rxe_flush_icrc: the peer answered a FLUSH sent with rdma_rxe's ICRC
+ *	(proto/roce_icrc.h): FLUSH requests go with it (from RTS on)
  * @flush_icrc_sent: the ICRC the last FLUSH request went with
+ * @peer_rxe_flush: the peer sent a FLUSH with rdma_rxe's ICRC (from RTR
+ *	on; set in receive, read by the requester)
  * @epsn: responder: next expected request PSN
  * @msn: responder: message sequence number
  * @nak_sent: responder: a sequence or RNR NAK awaits its PSN again
@@ -527,6 +529,7 @@ struct srdma_qp {
 	bool dying;
 	bool rxe_flush_icrc;
 	bool flush_icrc_sent;
+	bool peer_rxe_flush;
 
 	u32 epsn;
 	u32 msn;

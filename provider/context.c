@@ -3,6 +3,7 @@
  * Per-process device context: opened by ibv_open_device(), it carries the
  * table of verbs this provider implements.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -93,14 +94,17 @@ struct verbs_context *srdma_alloc_context(struct ibv_device *ibdev,
 	struct ib_uverbs_get_context_resp resp = {};
 	struct ibv_get_context cmd;
 	struct srdma_context *sctx;
+	int ret;
 
 	(void)private_data;
 	sctx = srdma_context_new(ibdev, cmd_fd);
 	if (!sctx)
 		return NULL;
-	if (ibv_cmd_get_context(&sctx->vctx, &cmd, sizeof(cmd),
-				IF_PABI65(NULL,) &resp, sizeof(resp))) {
+	ret = ibv_cmd_get_context(&sctx->vctx, &cmd, sizeof(cmd),
+				  IF_PABI65(NULL,) &resp, sizeof(resp));
+	if (ret) {
 		srdma_free_context(&sctx->vctx.context);
+		errno = ret;	/* not what closing the file left there */
 		return NULL;
 	}
 	return &sctx->vctx;
@@ -116,12 +120,15 @@ struct verbs_context *srdma_import_context(struct ibv_device *ibdev,
 					   int cmd_fd)
 {
 	struct srdma_context *sctx;
+	int ret;
 
 	sctx = srdma_context_new(ibdev, cmd_fd);
 	if (!sctx)
 		return NULL;
-	if (ibv_cmd_query_context(&sctx->vctx.context, NULL)) {
+	ret = ibv_cmd_query_context(&sctx->vctx.context, NULL);
+	if (ret) {
 		srdma_free_context(&sctx->vctx.context);
+		errno = ret;
 		return NULL;
 	}
 	return &sctx->vctx;

@@ -92,7 +92,8 @@ struct ibv_pd *srdma_alloc_pd(struct ibv_context *ibctx)
  * ibv_import_pd(): PD @pd_handle of the context this one was imported
  * from. The kernel has no query for a PD: a memory window allocated on
  * it and freed again shows the handle names one, so that a wrong handle
- * fails here and not at its first use.
+ * fails here and not at its first use. (Meanwhile the owner's dealloc_pd
+ * would fail with EBUSY, as with any object on the PD.)
  */
 struct ibv_pd *srdma_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
 {
@@ -105,10 +106,13 @@ struct ibv_pd *srdma_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
 	pd->ibpd.context = ibctx;
 	pd->ibpd.handle = pd_handle;
 	mw = srdma_alloc_mw(&pd->ibpd, IBV_MW_TYPE_1);
-	if (!mw || srdma_dealloc_mw(mw)) {
+	if (!mw) {
 		free(pd);
 		return NULL;
 	}
+	/* Only a device gone fails this: its objects are gone with it. */
+	if (srdma_dealloc_mw(mw))
+		free(mw);
 	return &pd->ibpd;
 }
 

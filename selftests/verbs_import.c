@@ -75,7 +75,12 @@ int main(int argc, char **argv)
 	/* Handles that name nothing, or an object of another type. */
 	bad_pd = ibv_import_pd(ictx, mr->handle + 1000);
 	bad_mr = ibv_import_mr(ipd, pd->handle + 1000);
-	ktap_result(!bad_pd && !bad_mr, "handles that name no object are refused");
+	ok = ktap_expect(!bad_pd && !bad_mr, "handles naming nothing imported");
+	bad_pd = ibv_import_pd(ictx, mr->handle);
+	bad_mr = ibv_import_mr(ipd, pd->handle);
+	ok = ktap_expect(!bad_pd && !bad_mr, "handles of the other type imported") &&
+	     ok;
+	ktap_result(ok, "handles that name no object, or one of another type, are refused");
 
 	/* b on the imported context and PD, a on the owner's. */
 	ok = !ep_open(&a, 64);
