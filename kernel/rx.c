@@ -220,10 +220,12 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 	err = roce_parse_hdr(skb->data + sizeof(struct udphdr),
 			     skb_headlen(skb) - sizeof(struct udphdr), len,
 			     &pkt.rp);
-	if (!err && !looped)
+	if (!err && !looped) {
 		icrc = srdma_rx_icrc(skb, len);
-	if (err || icrc < 0) {
-		err = err ?: icrc;
+		if (icrc < 0)
+			err = icrc;
+	}
+	if (err) {
 		srdma_rx_drop(net, skb, srdma_roce_drop_cnt(-err));
 		return;
 	}

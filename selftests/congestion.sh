@@ -27,10 +27,6 @@ cc_params() {
 	echo "$1" >$PARAMS/ecn && echo "$1" >$PARAMS/dcqcn
 }
 
-cnt() {		# cnt DEV NAME
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-}
-
 # flows NAME: FLOWS rc_streams at once; each must pass.
 flows() {
 	local i pids=() rc bad=0 out=()
@@ -74,18 +70,18 @@ ip netns exec ns1 tc qdisc add dev veth1 root handle 1: tbf rate "$RATE" \
 ktap_result "a $RATE tbf bottleneck with an ECN-marking fq_codel child" $?
 
 cc_params 1
-tx0=$(cnt srdma1 tx_pkts) re0=$(cnt srdma1 retransmits)
+tx0=$(hw_counter srdma1 tx_pkts) re0=$(hw_counter srdma1 retransmits)
 t0=$(date +%s)
 flows "$FLOWS flows of $MIB MiB through it: every byte placed"
 t=$(($(date +%s) - t0))
-tx=$(($(cnt srdma1 tx_pkts) - tx0)) re=$(($(cnt srdma1 retransmits) - re0))
+tx=$(($(hw_counter srdma1 tx_pkts) - tx0)) re=$(($(hw_counter srdma1 retransmits) - re0))
 ktap_print "$t s; srdma1: $(rdma statistic show link srdma1/1 | tr -s ' \n' ' ')"
 ktap_print "srdma2: $(rdma statistic show link srdma2/1 | tr -s ' \n' ' ')"
 ktap_print "$(ip netns exec ns1 tc -s qdisc show dev veth1 | tr -s ' \n' ' ')"
 ktap_print "$(ip -n ns2 -s link show veth2 | tr -s ' \n' ' ')"
 ktap_print "softnet: $(awk '{ printf "%s/%s ", $1, $2 }' /proc/net/softnet_stat)"
-sent=$(cnt srdma2 np_cnp_sent) marked=$(cnt srdma2 np_ecn_marked_roce_packets)
-handled=$(cnt srdma1 rp_cnp_handled) cuts=$(cnt srdma1 rp_rate_cuts)
+sent=$(hw_counter srdma2 np_cnp_sent) marked=$(hw_counter srdma2 np_ecn_marked_roce_packets)
+handled=$(hw_counter srdma1 rp_cnp_handled) cuts=$(hw_counter srdma1 rp_rate_cuts)
 ktap_result "the queue marked, srdma2 sent CNPs ($marked marked, $sent CNPs)" \
 	"$([ "$marked" -gt 0 ] && [ "$sent" -gt 0 ]; echo $?)"
 ktap_result "srdma1 handled them and cut rates ($handled CNPs, $cuts cuts)" \
@@ -101,11 +97,11 @@ ktap_print "goodput $(awk -v m="$MIB" -v f="$FLOWS" -v t="$t" \
 	'BEGIN { printf "%.1f", t ? m * f * 8.389 / t : 0 }') Mbit/s through $RATE"
 
 cc_params 0
-m0=$(cnt srdma2 np_cnp_sent) c0=$(cnt srdma1 rp_rate_cuts)
+m0=$(hw_counter srdma2 np_cnp_sent) c0=$(hw_counter srdma1 rp_rate_cuts)
 flows "ecn=0 dcqcn=0: $FLOWS flows still complete, every byte placed"
 ktap_result "ecn=0 dcqcn=0: no CNP sent, no rate cut" \
-	"$([ "$(cnt srdma2 np_cnp_sent)" = "$m0" ] &&
-	   [ "$(cnt srdma1 rp_rate_cuts)" = "$c0" ]; echo $?)"
+	"$([ "$(hw_counter srdma2 np_cnp_sent)" = "$m0" ] &&
+	   [ "$(hw_counter srdma1 rp_rate_cuts)" = "$c0" ]; echo $?)"
 ktap_print "srdma1: $(rdma statistic show link srdma1/1 | tr -s ' \n' ' ')"
 cc_params 1
 ktap_finish

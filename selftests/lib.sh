@@ -147,6 +147,12 @@ dev_counter() {
 		awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) print $(i + 1) }'
 }
 
+# hw_counter IBDEV NAME: a port counter from sysfs (readable from the
+# initial namespace whatever namespace the device's netdev is in).
+hw_counter() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+}
+
 # in_order IBDEV: the device's traffic so far crossed a loss-free path as
 # such a path must: nothing resent, nothing NAKed or dropped as out of
 # sequence, no retry timeout. A receiver short of receive WQEs (RNR NAKs:

@@ -21,10 +21,6 @@ gid_index() {
 		head -n 1 | sed 's#.*/##'
 }
 
-cnt() {		# cnt IBDEV NAME
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-}
-
 srdma_cleanup
 modprobe sch_netem 2>/dev/null
 if ! ns_pair || ! ip netns exec ns1 tc qdisc add dev veth1 root netem loss 5% ||
@@ -41,12 +37,12 @@ RC_PLACEMENT_LOSSY=1 ip netns exec ns2 timeout 300 "$PROG" client srdma2 \
 rc=$?
 wait $server || rc=1
 for d in srdma1 srdma2; do
-	echo "# $d: $(cnt $d retransmits) retransmits, $(cnt $d dup_requests) duplicate requests"
+	echo "# $d: $(hw_counter $d retransmits) retransmits, $(hw_counter $d dup_requests) duplicate requests"
 done
 # Else the run above proved nothing about loss.
 echo "TAP version 13"
 echo "1..1"
-if [ "$(cnt srdma2 retransmits)" -gt 0 ]; then
+if [ "$(hw_counter srdma2 retransmits)" -gt 0 ]; then
 	echo "ok 1 the lossy link made the requester resend"
 else
 	echo "not ok 1 the lossy link made the requester resend"
