@@ -2,16 +2,28 @@
 # SPDX-License-Identifier: GPL-2.0
 # Teardown under traffic, each case repeated: kill -9 of both ends, rdma
 # link delete, netdev removal, rmmod (refused while in use, clean once
-# not), and kill -9 of one end, whose peer must end with an error. Nothing may hang or leak: the processes end, every QP, CQ, MR and
+# not), and kill -9 of one end, whose peer must end with an error.
+# Nothing may hang or leak: the processes end, every QP, CQ, MR and
 # PD is gone, and the device (or a new one) carries traffic again. The
 # harness fails the run on any kernel splat.
 . "$(dirname "$0")/lib.sh"
 ITER=${ITER:-2}
 TOOLS="ib_write_bw ib_read_bw ib_send_bw"
 pids=
+# stop_traffic: kill -9 the tools. timeout(1) cannot pass a SIGKILL on, so
+# its children are killed first, then timeout itself.
 stop_traffic() {
+	local p
+	for p in $pids; do
+		pkill -9 -P "$p"
+	done
 	[ -z "$pids" ] || { kill -9 $pids 2>/dev/null; wait $pids 2>/dev/null; }
 	pids=
+}
+
+# gone TOOL: no process of TOOL is left.
+gone() {
+	wait_for "! pgrep -x $1" 10 || { ktap_print "still running: $(pgrep -a -x "$1")"; return 1; }
 }
 trap 'stop_traffic; srdma_cleanup' EXIT
 
@@ -130,7 +142,7 @@ up || exit $KSFT_FAIL
 for i in $(seq "$ITER"); do
 	tool=$(echo $TOOLS | cut -d' ' -f$(( (i - 1) % 3 + 1 )))
 	check "kill -9 during $tool ($i): no QP, CQ, MR or PD left" \
-		"traffic $tool" stop_traffic "wait_for no_leak 10"
+		"traffic $tool" stop_traffic "gone $tool" "wait_for no_leak 10"
 done
 check "the device carries traffic after the kills" works
 
@@ -154,7 +166,7 @@ for i in $(seq "$ITER"); do
 	tool=$(echo $TOOLS | cut -d' ' -f$(( (i - 1) % 3 + 1 )))
 	check "rmmod during $tool ($i): refused, then clean once the traffic is killed" \
 		"traffic $tool" "! rmmod softrdma 2>/dev/null" stop_traffic \
-		"wait_for 'rmmod softrdma' 30" "! ls /sys/class/infiniband/srdma0 2>/dev/null" up
+		"gone $tool" "wait_for 'rmmod softrdma' 30" "! ls /sys/class/infiniband/srdma0 2>/dev/null" up
 done
 up_peers=ok
 peer_up || up_peers=
