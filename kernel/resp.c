@@ -7,6 +7,9 @@
  * under qp->rq_lock.
  */
 #include "srdma.h"
+
+/* The queue of answers: reads and atomics, each with room for an ACK behind. */
+#define SRDMA_ANSWERS	(2 * SRDMA_MAX_RD_ATOMIC)
 #include "proto/roce_psn.h"
 
 /* What to do once the lock is dropped. */
@@ -29,7 +32,7 @@ int srdma_resp_init(struct srdma_qp *qp)
 
 	INIT_WORK(&qp->rd_work, srdma_resp_read_work);
 	qp->rwqe = kzalloc(slot, GFP_KERNEL);
-	qp->rd = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->rd), GFP_KERNEL);
+	qp->rd = kcalloc(SRDMA_ANSWERS, sizeof(*qp->rd), GFP_KERNEL);
 	qp->held = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->held),
 			   GFP_KERNEL);
 	if (!qp->rwqe || !qp->rd || !qp->held) {
@@ -101,26 +104,26 @@ static void srdma_resp_ack_send(struct srdma_qp *qp, u32 psn, u8 syndrome,
  * Responses leave in PSN order (IBA 9.7.5.1): while answers to earlier
  * reads wait in the queue, an ACK or a NAK that leaves the QP alive waits
  * behind them, or it would acknowledge PSNs whose read responses are yet
- * to come. A plain ACK waiting last is moved on instead of joined.
+ * to come. Each such answer covers every PSN before its own, so one
+ * waiting last is replaced by the newer one, and the slot that a read
+ * leaves free behind itself (srdma_resp_queue_full()) is always there:
+ * nothing overtakes a read response, and no answer is lost.
  */
 static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 {
-	u32 queued = qp->rd_head - qp->rd_tail;
 	struct srdma_rd *rd;
 
-	/*
-	 * No room: sent now. It overtakes the read responses before it,
-	 * which the requester then asks for again; dropping it instead could
-	 * leave a requester with no timeout waiting for ever.
-	 */
-	if (!queued || queued >= SRDMA_MAX_RD_ATOMIC) {
+	if (qp->rd_head == qp->rd_tail) {
 		srdma_resp_ack_send(qp, psn, syndrome, qp->msn);
 		return;
 	}
-	rd = &qp->rd[(qp->rd_head - 1) % SRDMA_MAX_RD_ATOMIC];
-	if (!rd->ack || rd->syndrome != srdma_ack_syndrome() ||
-	    syndrome != srdma_ack_syndrome())
-		rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
+	rd = &qp->rd[(qp->rd_head - 1) % SRDMA_ANSWERS];
+	if (!rd->ack) {
+		rd = &qp->rd[qp->rd_head++ % SRDMA_ANSWERS];
+	} else if (syndrome == srdma_ack_syndrome() &&
+		   rd->syndrome != syndrome && roce_psn_diff(psn, rd->psn) < 0) {
+		return;	/* a duplicate's ACK: the NAK waiting covers it */
+	}
 	*rd = (struct srdma_rd) {
 		.ack = true,
 		.syndrome = syndrome,
@@ -539,7 +542,7 @@ static void srdma_resp_read_work(struct work_struct *work)
 			return;
 		}
 		if (srdma_resp_read_burst(qp, &qp->rd[qp->rd_tail %
-						     SRDMA_MAX_RD_ATOMIC]))
+						     SRDMA_ANSWERS]))
 			qp->rd_tail++;
 		more = qp->rd_head != qp->rd_tail;
 		spin_unlock_bh(&qp->rq_lock);
@@ -566,10 +569,13 @@ static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
 	queue_work(srdma_tx_wq, &qp->rd_work);
 }
 
-/* No room for another answer (a new request, or a duplicate replayed). */
+/*
+ * No room for another read or atomic (a new request, or a duplicate
+ * replayed) and the ACK or NAK that may have to wait behind it.
+ */
 static bool srdma_resp_queue_full(const struct srdma_qp *qp)
 {
-	return qp->rd_head - qp->rd_tail >= SRDMA_MAX_RD_ATOMIC;
+	return qp->rd_head - qp->rd_tail > SRDMA_ANSWERS - 2;
 }
 
 /*
@@ -596,7 +602,7 @@ static int srdma_resp_queue(struct srdma_qp *qp, const struct srdma_rd *held,
 
 	if (srdma_resp_queue_full(qp))
 		return -EBUSY;
-	rd = &qp->rd[qp->rd_head++ % SRDMA_MAX_RD_ATOMIC];
+	rd = &qp->rd[qp->rd_head++ % SRDMA_ANSWERS];
 	*rd = *held;
 	rd->va += skip;
 	rd->len -= skip;

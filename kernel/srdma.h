@@ -461,8 +461,8 @@ struct srdma_swqe {
  *	SRDMA_NO_EVENT when a completion reports it
  * @msg_open: responder: ROCE_F_SEND or ROCE_F_WRITE while a multi-packet
  *	message is under way, else 0
- * @rd: responder: reads and atomics to answer (new or asked again), a
- *	ring of SRDMA_MAX_RD_ATOMIC
+ * @rd: responder: reads and atomics to answer (new or asked again) and
+ *	the ACKs or NAKs that wait behind them, a ring of SRDMA_ANSWERS
  * @rd_head: answers queued (free-running)
  * @rd_tail: answers sent
  * @held: responder: the reads and atomics executed, newest at

@@ -44,7 +44,7 @@ udp_send() {
 	printf "$(echo "$1" | sed 's/\(..\)/\\x\1/g')" >/dev/udp/10.9.0.1/4791
 }
 
-ktap_plan 17
+ktap_plan 19
 srdma_cleanup
 srdma0_up || exit $KSFT_FAIL
 
@@ -79,6 +79,9 @@ ktap_result "bytes: at least the payload, rx_bytes <= tx_bytes" \
 # from the doorbell's CPU and from the CPU each answer comes in on.
 args="-d srdma0 -x 1 -F -q 2 -s 65536 -n 500"
 client_server "ib_read_bw on 2 QPs" "ib_read_bw $args" ib_read_bw $args 127.0.0.1
+# READs and WRITEs in turn, as many reads outstanding as the responder
+# holds: each WRITE's ACK waits behind read responses, never overtakes one.
+ktap_fold "rc_stream: " < <(timeout -k 5 200 "$SELFTESTS/rc_stream" srdma0 srdma0 32 1 m 2>&1)
 ktap_check "a loss-free loopback: nothing resent, nothing out of sequence" \
 	in_order srdma0
 

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 trap srdma_cleanup EXIT
 
-ktap_plan 10
+ktap_plan 13
 srdma_cleanup
 
 roce_bound() {	# roce_bound [NS]: is UDP 4791 bound in NS (or init)?
@@ -31,6 +31,20 @@ ktap_check "the initial namespace keeps UDP 4791 free" \
 	sh -c "$(declare -f roce_bound); ! roce_bound"
 ktap_check "the GID table holds the namespace's address" \
 	wait_for 'ibdev_gids srdma1 | grep -qx 0000:0000:0000:0000:0000:ffff:0a09:0001'
+
+# The wire path between the two: READs and WRITEs in turn, as many reads
+# outstanding as a responder holds, each WRITE's ACK waiting behind read
+# responses. A veth loses nothing, so nothing may be resent.
+wait_for 'ibdev_gids srdma2 | grep -q ffff:0a09:0002'
+ktap_fold "veth: " < <(timeout -k 5 200 "$SELFTESTS/rc_stream" srdma1 srdma2 32 1 m 2>&1)
+both_in_order() {
+	local rc1
+
+	in_order srdma1
+	rc1=$?
+	in_order srdma2 && [ $rc1 -eq 0 ]
+}
+ktap_check "veth: nothing resent, nothing out of sequence" both_in_order
 
 veth_pair veth0 veth9 10.8.0.1/24
 modprobe rdma_rxe

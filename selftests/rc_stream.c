@@ -18,7 +18,13 @@
  *
  * usage: rc_stream DEV_A DEV_B [MIB [SEED [OPS]]]
  *        OPS: any of s (SEND), w (WRITE), r (READ), a (FETCH_AND_ADD),
- *        x (ATOMIC WRITE); default swr
+ *        x (ATOMIC WRITE), m (READ and WRITE in turn); default swr
+ *
+ * Mixed (OPS m): READs of 64 KiB and WRITEs of 64 bytes in turn,
+ * MIXED_WINDOW in flight: the responder holds as many reads as it takes
+ * (SRDMA_MAX_RD_ATOMIC) and the ACK of each WRITE waits behind the read
+ * responses before it. On a loss-free path nothing may be resent (the
+ * caller checks the counters).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +41,10 @@
 
 #define MSG		(64u << 10)	/* bytes per message */
 #define WINDOW		8		/* messages in flight */
-#define BUF		(WINDOW * MSG)
+#define MAX_RD		128		/* reads in flight: SRDMA_MAX_RD_ATOMIC */
+#define MIXED_WINDOW	(2 * MAX_RD)	/* OPS m: READs and WRITEs */
+#define MIXED_WRITE	64		/* OPS m: bytes per WRITE */
+#define BUF		(MIXED_WINDOW * MSG)
 #define ATOMICS		2000		/* FETCH_AND_ADDs, ATOMIC WRITEs (a, x) */
 #define ACK_TIMEOUT	14		/* 4.096 us * 2^14 = 67 ms */
 #define STALL_MS	15000		/* no completion for this long: fail */
@@ -55,6 +64,8 @@ struct end {
 
 static struct end A = { .dev = NULL }, B;
 static uint32_t seed;
+static uint32_t window = WINDOW;	/* messages in flight */
+static bool mixed;			/* OPS m: odd messages WRITE */
 
 static uint64_t now_ms(void)
 {
@@ -80,12 +91,18 @@ static uint64_t pat_next(uint64_t *x)
 	return *x;
 }
 
+/* Message @msg's length: a multiple of 8. */
+static uint32_t msg_len(uint32_t msg)
+{
+	return mixed && msg % 2 ? MIXED_WRITE : MSG;
+}
+
 static void pat_fill(uint8_t *p, uint32_t msg)
 {
 	uint64_t x = pat_start(msg), *w = (uint64_t *)p;
 	uint32_t i;
 
-	for (i = 0; i < MSG / 8; i++)
+	for (i = 0; i < msg_len(msg) / 8; i++)
 		w[i] = pat_next(&x);
 }
 
@@ -96,7 +113,7 @@ static int64_t pat_check(const uint8_t *p, uint32_t msg)
 	uint64_t x = pat_start(msg), want;
 	uint32_t i, b;
 
-	for (i = 0; i < MSG / 8; i++) {
+	for (i = 0; i < msg_len(msg) / 8; i++) {
 		want = pat_next(&x);
 		if (w[i] != want)
 			for (b = 0; b < 8; b++)
@@ -110,7 +127,8 @@ static bool end_open(struct end *e)
 {
 	struct ibv_qp_init_attr_ex ia = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 2 * WINDOW, .max_recv_wr = 2 * WINDOW,
+		.cap = { .max_send_wr = 2 * MIXED_WINDOW,
+			 .max_recv_wr = 2 * WINDOW,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.comp_mask = IBV_QP_INIT_ATTR_PD |
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
@@ -140,7 +158,7 @@ static bool end_open(struct end *e)
 		return ktap_expect(false, "%s: no IPv4 RoCEv2 GID", e->dev);
 	e->mtu = port.active_mtu;
 	e->pd = ibv_alloc_pd(e->ctx);
-	e->cq = ibv_create_cq(e->ctx, 4 * WINDOW, NULL, NULL, 0);
+	e->cq = ibv_create_cq(e->ctx, 4 * MIXED_WINDOW, NULL, NULL, 0);
 	e->src = aligned_alloc(4096, BUF);
 	e->dst = aligned_alloc(4096, BUF);
 	if (!e->pd || !e->cq || !e->src || !e->dst)
@@ -176,7 +194,7 @@ static bool end_connect(struct end *e, const struct end *peer,
 	a.path_mtu = mtu;
 	a.dest_qp_num = peer->qp->qp_num;
 	a.rq_psn = 0xfff000;	/* the 24-bit PSN wraps during the run */
-	a.max_dest_rd_atomic = WINDOW;
+	a.max_dest_rd_atomic = MAX_RD;
 	a.min_rnr_timer = 12;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.grh.dgid = peer->gid;
@@ -193,7 +211,7 @@ static bool end_connect(struct end *e, const struct end *peer,
 	a.timeout = ACK_TIMEOUT;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = WINDOW;
+	a.max_rd_atomic = MAX_RD;
 	return !ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
@@ -212,11 +230,11 @@ static bool post_recv(uint32_t slot)
 /* Message @msg from A's slot into B's slot (READ: B's src into A's dst). */
 static bool post_msg(enum ibv_wr_opcode op, uint32_t msg)
 {
-	uint32_t slot = msg % WINDOW;
+	uint32_t slot = msg % window;
 	bool rd = op == IBV_WR_RDMA_READ;
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(rd ? A.dst : A.src) + slot * MSG,
-		.length = MSG,
+		.length = msg_len(msg),
 		.lkey = rd ? A.dst_mr->lkey : A.src_mr->lkey,
 	};
 	struct ibv_send_wr wr = {
@@ -255,6 +273,12 @@ static bool post_msg(enum ibv_wr_opcode op, uint32_t msg)
 	return !ibv_post_send(A.qp, &wr, &bad);
 }
 
+/* The opcode of message @msg of a stream of @op. */
+static enum ibv_wr_opcode msg_op(enum ibv_wr_opcode op, uint32_t msg)
+{
+	return mixed && msg % 2 ? IBV_WR_RDMA_WRITE : op;
+}
+
 /*
  * Move @n messages with @op; true if every one completed successfully in
  * order with every byte right.
@@ -278,11 +302,13 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 			if (!post_recv(i))
 				return ktap_expect(false, "post_recv failed");
 	while (done < n || (op == IBV_WR_SEND && recvd < n)) {
-		while (posted < n && posted - done < WINDOW &&
-		       (op != IBV_WR_SEND || posted - recvd < WINDOW))
-			if (!post_msg(op, posted++))
+		while (posted < n && posted - done < window &&
+		       (op != IBV_WR_SEND || posted - recvd < WINDOW)) {
+			if (!post_msg(msg_op(op, posted), posted))
 				return ktap_expect(false, "post_send failed: %s",
 						   strerror(errno));
+			posted++;
+		}
 		k = ibv_poll_cq(A.cq, 16, wc);
 		if (k < 0)
 			return ktap_expect(false, "poll_cq failed");
@@ -321,7 +347,7 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 				return ktap_expect(false, "%s: completion of message %" PRIu64 ", expected %u",
 						   name, wc[j].wr_id, done);
 			if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-				uint64_t old = ((uint64_t *)A.dst)[done % WINDOW];
+				uint64_t old = ((uint64_t *)A.dst)[done % window];
 
 				if (old != done)
 					return ktap_expect(false, "%s: atomic %u returned %" PRIu64,
@@ -333,8 +359,8 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 					return ktap_expect(false, "%s: %u done, %u posted, the word holds %" PRIu64,
 							   name, done, posted, now);
 			} else if (op != IBV_WR_SEND) {
-				got = (op == IBV_WR_RDMA_READ ? A.dst : B.dst) +
-				      done % WINDOW * MSG;
+				got = (msg_op(op, done) == IBV_WR_RDMA_READ ?
+				       A.dst : B.dst) + done % window * MSG;
 				at = pat_check(got, done);
 				if (at >= 0)
 					return ktap_expect(false, "%s: message %u byte %" PRId64 " wrong",
@@ -354,8 +380,13 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 			   (now_ms() - t0) / 1000.0);
 		return true;
 	}
-	ktap_print("%s: %.1f MiB verified in %.1f s", name,
-		   (double)n * MSG / (1 << 20), (now_ms() - t0) / 1000.0);
+	if (mixed)
+		ktap_print("%s: %u READs, %u WRITEs verified in %.1f s", name,
+			   (n + 1) / 2, n / 2, (now_ms() - t0) / 1000.0);
+	else
+		ktap_print("%s: %.1f MiB verified in %.1f s", name,
+			   (double)n * MSG / (1 << 20),
+			   (now_ms() - t0) / 1000.0);
 	return true;
 }
 
@@ -371,6 +402,7 @@ int main(int argc, char **argv)
 		{ 'r', IBV_WR_RDMA_READ, "RDMA_READ" },
 		{ 'a', IBV_WR_ATOMIC_FETCH_AND_ADD, "FETCH_AND_ADD" },
 		{ 'x', IBV_WR_ATOMIC_WRITE, "ATOMIC_WRITE" },
+		{ 'm', IBV_WR_RDMA_READ, "READ_WRITE" },
 	};
 	const char *which = argc > 5 ? argv[5] : "swr";
 	uint32_t mib = argc > 3 ? strtoul(argv[3], NULL, 0) : 20;
@@ -409,9 +441,14 @@ int main(int argc, char **argv)
 		bool atomic = ops[i].op == IBV_WR_ATOMIC_FETCH_AND_ADD ||
 			      ops[i].op == IBV_WR_ATOMIC_WRITE;
 
+		mixed = ops[i].key == 'm';
+		window = mixed ? MIXED_WINDOW : WINDOW;
 		if (atomic)
 			snprintf(name, sizeof(name), "%u %ss, each executed once, in order",
 				 ATOMICS, ops[i].name);
+		else if (mixed)
+			snprintf(name, sizeof(name), "READs and WRITEs in turn, %u reads in flight, every byte right",
+				 MAX_RD);
 		else
 			snprintf(name, sizeof(name), "%s of %u MiB, every byte right",
 				 ops[i].name, mib);
