@@ -61,7 +61,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	busybox-static kmod iproute2 binutils gcc make clang pkg-config \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
-	nvme-cli fio qperf ucx-utils nfs-kernel-server open-iscsi \
+	nvme-cli fio qperf ucx-utils nfs-kernel-server open-iscsi diod \
 	perftest python3-pyverbs gnuplot-nox tshark \
 	dpkg-dev debhelper dh-dkms mmdebstrap git
 
@@ -122,7 +122,7 @@ bench: all
 	qemu-scripts/stage-modules.sh $(KVER) build/modroot
 	mkdir -p build/bench
 	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
-		qemu-scripts/vm-run.sh -t 1800 -o build/bench/vm -- bench/guest.sh
+		qemu-scripts/vm-run.sh -t 2700 -o build/bench/vm -- bench/guest.sh
 	bench/report.sh build/bench/vm/bench.csv build/bench
 
 # Not in make check yet: softrdma still fails part of the suite.

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # "make bench", inside the test VM: perftest over softrdma, then over
 # rdma_rxe, on the same veth link in the same guest (server and client on
-# one device, as rdma_rxe in 6.1 only lives in the initial namespace).
-# Writes DEVICE,TEST,BYTES,VALUE lines to $VM_OUT/bench.csv, REPS lines
-# per point (report.sh takes their median: TCG timing is noisy).
+# one device, as rdma_rxe in 6.1 only lives in the initial namespace);
+# then the kernel storage and file ULPs (NFS, iSER, SRP), whose tests
+# measure both devices in turn. Writes DEVICE,TEST,BYTES,VALUE lines to
+# $VM_OUT/bench.csv, REPS lines per perftest point (report.sh takes their
+# median: TCG timing is noisy), one per ULP point.
 . "$(dirname "$0")/../selftests/lib.sh"
 
 BW_SIZES=${BW_SIZES:-"64 256 1024 4096 16384 65536 262144 1048576"}
@@ -40,6 +42,19 @@ point() {
 	done
 }
 
+# ulp_rows TEST PREFIX: run selftest TEST (it checks the data too) and
+# turn each "WHAT: softrdma S KiB/s, rxe R KiB/s" line it prints into two
+# CSV rows, test PREFIX_WHAT (in KiB/s). Its TAP output is kept.
+ulp_rows() {
+	"$SELFTESTS/$1" 2>&1 | tee -a "$VM_OUT/bench-ulp.txt" |
+		sed -n 's/^# \(.*\): softrdma \([0-9]*\) KiB\/s, rxe \([0-9]*\) KiB\/s.*/\1|\2|\3/p' |
+		while IFS='|' read -r what s r; do
+			what=$(echo "$2 $what" | tr -cs 'A-Za-z0-9.\n' '_')
+			echo "srdma0,${what}KiBps,0,$s"
+			echo "rxe0,${what}KiBps,0,$r"
+		done >>"$CSV"
+}
+
 bench_dev() {
 	local dev=$1 size
 	for size in $BW_SIZES; do
@@ -70,4 +85,10 @@ modprobe rdma_rxe && rdma link add rxe0 type rxe netdev veth0 &&
 	wait_for 'ibdev_gids rxe0 | grep -q ffff:0a09:0001' &&
 	bench_dev rxe0
 rdma link delete rxe0 2>/dev/null
+modprobe -r rdma_rxe
+
+: >"$VM_OUT/bench-ulp.txt"
+ulp_rows nfs_rdma.sh nfs
+ulp_rows iser.sh iser
+ulp_rows srp.sh srp
 cat "$CSV"

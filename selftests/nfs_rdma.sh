@@ -10,6 +10,7 @@
 # soft mount: the I/O fails, the unmount works and a new device serves
 # again. The same run over rdma_rxe is reported beside it.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fs_ulp.sh"
 
 EXPORT=/tmp/nfs-rdma/export
 MNT=/tmp/nfs-rdma/mnt
@@ -64,49 +65,22 @@ nfs_mount() {
 		{ grep " $MNT " /proc/mounts; return 1; }
 }
 
-# sha256 of file $1, alone.
-sha() {
-	sha256sum "$1" | cut -d' ' -f1
-}
-
-# The 64 MiB file through the mount: what the server holds and what the
-# client reads back (page cache dropped) match the source.
-copy_check() {
-	local want
-	want=$(sha $SRC) &&
-		cp $SRC $MNT/copy && sync &&
-		echo 3 >/proc/sys/vm/drop_caches &&
-		[ "$(sha $EXPORT/copy)" = "$want" ] &&
-		[ "$(sha $MNT/copy)" = "$want" ] &&
-		rm $MNT/copy
-}
-
-# fio_bw ARGS...: fio's read or write bandwidth in KiB/s (terse v3 field
-# 7 read, 48 write); fails with fio.
-fio_bw() {
-	local out f=$1
-	shift
-	out=$(fio --name=nfs --directory=$MNT --size=32M --output-format=terse \
-		--terse-version=3 "$@" 2>&1) || { echo "$out" | tail -n 5 >&2; return 1; }
-	echo "$out" | tail -n 1 | cut -d';' -f"$f"
-}
-
 # over IBDEV VERS: mount, data checks and throughput, unmount.
 over() {
 	local dev=$1 v=$2 bw t=${2/./}
 	ktap_check "$dev: NFSv$v mount with proto=rdma" nfs_mount "$v"
 	ktap_check "$dev: NFSv$v: 64 MiB copied, sha256 equal on server and client" \
-		copy_check
-	bw=$(fio_bw 48 --rw=randwrite --bs=64k --direct=1 --ioengine=libaio \
+		fs_copy_check
+	bw=$(fs_fio_bw 48 --rw=randwrite --bs=64k --direct=1 --ioengine=libaio \
 		--iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1)
 	ktap_result "$dev: NFSv$v: fio random writes, crc32c verified" $?
 	eval "W_${dev}_$t=\${bw:-0}"
-	bw=$(fio_bw 7 --rw=read --bs=1M --direct=1 --ioengine=libaio --iodepth=4)
+	bw=$(fs_fio_bw 7 --rw=read --bs=1M --direct=1 --ioengine=libaio --iodepth=4)
 	eval "RD_${dev}_$t=\${bw:-0}"
 	echo 3 >/proc/sys/vm/drop_caches
-	bw=$(fio_bw 7 --rw=read --bs=1M --ioengine=psync)
+	bw=$(fs_fio_bw 7 --rw=read --bs=1M --ioengine=psync)
 	eval "RB_${dev}_$t=\${bw:-0}"
-	rm -f $MNT/nfs.*
+	rm -f $MNT/fs.*
 	ktap_check "$dev: NFSv$v unmount" umount $MNT
 }
 
@@ -127,7 +101,7 @@ device_gone() {
 	umount -f $MNT || umount -l $MNT || { ktap_print "no unmount"; rc=1; }
 	[ $rc -eq 0 ] || return 1
 	srdma0_add &&
-		nfs_mount 4.2 && copy_check && umount $MNT
+		nfs_mount 4.2 && fs_copy_check && umount $MNT
 }
 
 ktap_plan 20
