@@ -11,8 +11,12 @@
 . "$(dirname "$0")/lib.sh"
 
 # rds_rdma gives every new device a PD and MR pools of its own (an
-# ib_client): it goes at the end, and must be able to.
+# ib_client): it goes at the end, and must be able to. Before the last
+# device (rdma_rxe's), so that no RDS reconnect races its delete: the
+# rdma_rxe of 6.1 refuses such a QP (-EOPNOTSUPP) and then WARNs in
+# rxe_pool_cleanup() at the dealloc (1 run in many).
 cleanup() {
+	modprobe -r rds_rdma rds 2>/dev/null
 	srdma_cleanup
 	modprobe -r rds_rdma rds 2>/dev/null
 }
