@@ -49,9 +49,9 @@ ulp_rows() {
 	"$SELFTESTS/$1" 2>&1 | tee -a "$VM_OUT/bench-ulp.txt" |
 		sed -n 's/^# \(.*\): softrdma \([0-9]*\) KiB\/s, rxe \([0-9]*\) KiB\/s.*/\1|\2|\3/p' |
 		while IFS='|' read -r what s r; do
-			what=$(echo "$2 $what" | tr -cs 'A-Za-z0-9.\n' '_')
-			echo "srdma0,${what}KiBps,0,$s"
-			echo "rxe0,${what}KiBps,0,$r"
+			what=$(echo "$2 $what" | tr -cs 'A-Za-z0-9.\n' '_' | sed 's/_*$//')
+			echo "srdma0,${what}_KiBps,0,$s"
+			echo "rxe0,${what}_KiBps,0,$r"
 		done >>"$CSV"
 }
 
