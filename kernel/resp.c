@@ -7,10 +7,10 @@
  * under qp->rq_lock.
  */
 #include "srdma.h"
+#include "proto/roce_psn.h"
 
 /* The queue of answers: reads and atomics, each with room for an ACK behind. */
 #define SRDMA_ANSWERS	(2 * SRDMA_MAX_RD_ATOMIC)
-#include "proto/roce_psn.h"
 
 /* What to do once the lock is dropped. */
 enum srdma_resp_after {

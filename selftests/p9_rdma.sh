@@ -106,14 +106,14 @@ over() {
 	ktap_print "$dev: bridge: $(tail -n 1 $DIR/bridge.log)"
 }
 
-# device_gone IBDEV ADD_CMD: the device goes away under a writer. The
+# device_gone: srdma0 goes away under a writer. The
 # 9P client fails no request on the device's removal (9pnet_rdma marks
 # the client disconnected and leaves each request waiting, whatever the
 # device), so the writer either fails or is killed; then the unmount
 # works, the delete ends, and a new device serves again. A plain
 # unmount: "umount -f" would let the unmount's own clunks wait too.
 device_gone() {
-	local dev=$1 pid del rc=0
+	local dev=srdma0 pid del rc=0
 	p9_mount || return
 	dd if=/dev/zero of=$MNT/big bs=1M count=100000 status=none \
 		>/dev/null 2>&1 &
@@ -136,7 +136,7 @@ device_gone() {
 		{ ktap_print "rdma link delete hangs: $(tr '\n' ' ' </proc/$del/stack)"; rc=1; }
 	[ $rc -eq 0 ] || return 1
 	wait $del || { ktap_print "rdma link delete failed"; return 1; }
-	eval "$2" && p9_mount && fs_copy_check && timeout 30 umount $MNT
+	srdma0_add && p9_mount && fs_copy_check && timeout 30 umount $MNT
 }
 
 ktap_plan $((8 + ${P9_RXE:-0} * 4))
@@ -151,7 +151,7 @@ over srdma0
 ktap_check "srdma0: the loopback path kept order: no resend, no sequence NAK" \
 	in_order srdma0
 if [ "${P9_DELETE_UNDER_IO:-0}" = 1 ]; then
-	device_gone srdma0 srdma0_add
+	device_gone
 	dev_result srdma0 "srdma0 deleted under 9P I/O, then a new one serves" $?
 else
 	ktap_skip "srdma0 deleted under 9P I/O, then a new one serves" \
