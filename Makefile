@@ -62,6 +62,7 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	busybox-static kmod iproute2 binutils gcc make clang pkg-config \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
 	nvme-cli fio qperf ucx-utils nfs-kernel-server open-iscsi diod \
+	openmpi-bin libopenmpi-dev dropbear-bin \
 	perftest python3-pyverbs gnuplot-nox tshark \
 	dpkg-dev debhelper dh-dkms mmdebstrap git
 

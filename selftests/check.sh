@@ -70,7 +70,7 @@ check_all() {
 		echo "== two-host selftests: $name (VM pair)"
 		env "$@" SRDMA_MODROOT="$outdir/modroot" \
 			VM_ENV="SRDMA_MODROOT PAIR_A" \
-			qemu-scripts/vm-pair.sh -t 1200 -o "$outdir/$name" -- \
+			qemu-scripts/vm-pair.sh -t 1500 -o "$outdir/$name" -- \
 			"selftests/run.sh $PAIR_TESTS" ::: "selftests/run.sh $PAIR_TESTS"
 		local rc=$?
 		for host in a b; do
@@ -78,7 +78,7 @@ check_all() {
 		done
 		[ $rc -eq 0 ] || vm_rc=$rc
 	}
-	PAIR_TESTS="pair.sh pair_tools.sh pair_integrity.sh pair_rds.sh" pair softrdma PAIR_A=softrdma
+	PAIR_TESTS="pair.sh pair_tools.sh pair_integrity.sh pair_rds.sh pair_mpi.sh" pair softrdma PAIR_A=softrdma
 	# rdma_rxe on host a, softrdma on host b: interoperability
 	PAIR_TESTS="pair_tools.sh pair_integrity.sh" pair rxe-interop PAIR_A=rxe
 

@@ -246,6 +246,52 @@ pair_device_up() {
 	wait_for "ibdev_gids $DEV | grep -q ':ffff:'"
 }
 
+# across_run SERVER_HOST NAME LISTENING SERVER_CMD CLIENT_CMD [KEEP]: in a
+# vm-pair.sh guest, the server on SERVER_HOST, the client (PEER in
+# CLIENT_CMD: the server's address) on the other host once LISTENING holds
+# on the server; each host reports its own side, and keeps its output in
+# the file KEEP if given. Both hosts make the same calls in the same order.
+across_step=0
+across_run() {
+	local srv=$1 name=$2 listening=$3 server=$4 client=${5//PEER/$VM_PEER_IP}
+	local out rc side step SYNC=$VM_SCRIPTS/vm-sync.sh
+	across_step=$((across_step + 1))
+	step=$across_step
+	out=$(mktemp)
+	"$SYNC" barrier "start$step" 120 || return
+	if [ "$VM_HOST" = "$srv" ]; then
+		# Line-buffered: an error and the output before it stay in order.
+		timeout "$TOOL_TIMEOUT" stdbuf -oL $server >"$out" 2>&1 &
+		local pid=$!
+		wait_for "$listening" 60
+		"$SYNC" barrier "listen$step" 120
+		wait $pid
+		rc=$?
+		side=server
+	else
+		"$SYNC" barrier "listen$step" 120
+		timeout "$TOOL_TIMEOUT" stdbuf -oL $client >"$out" 2>&1
+		rc=$?
+		side=client
+	fi
+	if [ $rc -ne 0 ]; then
+		echo "exit $rc" >>"$out"
+		rdma statistic show link "$DEV/1" >>"$out" 2>&1
+		sed 's/^/# /' "$out" | tail -n 30
+	fi
+	if [ -n "${6:-}" ]; then mv "$out" "$6"; else rm -f "$out"; fi
+	# PAIR_XFAIL: "NAME|reason" lines of failures known and reported
+	# elsewhere; one shows as a skip that says so (a pass stays a pass).
+	local known
+	known=$(printf '%s\n' "${PAIR_XFAIL:-}" |
+		awk -F'|' -v n="$name" '$1 == n { print $2 }')
+	if [ $rc -ne 0 ] && [ -n "$known" ]; then
+		ktap_skip "$name ($side on $DEV)" "expected failure: $known"
+	else
+		ktap_result "$name ($side on $DEV)" $rc
+	fi
+}
+
 # ns_pair: two hosts in one guest: namespaces ns1 and ns2 joined by
 # veth1/veth2 (10.9.0.1 and .2, fd09::1 and ::2), with srdma1 and srdma2
 # over them, their GIDs up.

@@ -5,54 +5,8 @@
 # or rdma_rxe with PAIR_A=rxe: the interoperability test.
 . "$(dirname "$0")/lib.sh"
 trap srdma_cleanup EXIT
-SYNC=$VM_SCRIPTS/vm-sync.sh
-TOOL_TIMEOUT=${TOOL_TIMEOUT:-120}
-step=0
 
 pair_device_up || exit $KSFT_FAIL
-
-# across_run SERVER_HOST NAME LISTENING SERVER_CMD CLIENT_CMD: the server
-# on SERVER_HOST, the client (PEER in CLIENT_CMD: the server's address) on
-# the other host once LISTENING holds on the server; each host reports its
-# own side.
-across_run() {
-	local srv=$1 name=$2 listening=$3 server=$4 client=${5//PEER/$VM_PEER_IP}
-	local out rc side
-	step=$((step + 1))
-	out=$(mktemp)
-	"$SYNC" barrier "start$step" 120 || return
-	if [ "$VM_HOST" = "$srv" ]; then
-		# Line-buffered: an error and the output before it stay in order.
-		timeout "$TOOL_TIMEOUT" stdbuf -oL $server >"$out" 2>&1 &
-		local pid=$!
-		wait_for "$listening" 60
-		"$SYNC" barrier "listen$step" 120
-		wait $pid
-		rc=$?
-		side=server
-	else
-		"$SYNC" barrier "listen$step" 120
-		timeout "$TOOL_TIMEOUT" stdbuf -oL $client >"$out" 2>&1
-		rc=$?
-		side=client
-	fi
-	if [ $rc -ne 0 ]; then
-		echo "exit $rc" >>"$out"
-		rdma statistic show link "$DEV/1" >>"$out" 2>&1
-		sed 's/^/# /' "$out" | tail -n 30
-	fi
-	rm -f "$out"
-	# PAIR_XFAIL: "NAME|reason" lines of failures known and reported
-	# elsewhere; one shows as a skip that says so (a pass stays a pass).
-	local known
-	known=$(printf '%s\n' "${PAIR_XFAIL:-}" |
-		awk -F'|' -v n="$name" '$1 == n { print $2 }')
-	if [ $rc -ne 0 ] && [ -n "$known" ]; then
-		ktap_skip "$name ($side on $DEV)" "expected failure: $known"
-	else
-		ktap_result "$name ($side on $DEV)" $rc
-	fi
-}
 
 # across SERVER_HOST TOOL ARGS...: a tool with a TCP side channel.
 across() {

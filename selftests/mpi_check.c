@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPI over whatever transports mpirun was given (mpi.sh, pair_mpi.sh):
+ * a ping-pong, a windowed bandwidth run, one-sided puts and gets, and
+ * three collectives, between the ranks of MPI_COMM_WORLD. Every message's
+ * contents are checked on arrival. Rank 0 prints one line per check,
+ *   ok NAME key=value ...     or     not ok NAME: what was wrong
+ * and the exit status is 1 if any check failed on any rank.
+ *
+ * Ping-pong and bandwidth run between ranks 0 and 1; the others wait.
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PP_ITERS	100
+#define BW_SIZE		(1 << 20)
+#define BW_WINDOW	8
+#define BW_ROUNDS	4
+#define RMA_WORDS	(1 << 17)	/* 1 MiB window */
+#define COLL_WORDS	(1 << 18)	/* 2 MiB per rank */
+
+static int rank, nranks;
+static unsigned int failures;
+
+/* Word i of message SEED: no two messages of a run look alike. */
+static uint64_t word(uint64_t seed, size_t i)
+{
+	return seed * 0x9e3779b97f4a7c15ull + i;
+}
+
+static void fill(uint64_t *buf, size_t words, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < words; i++)
+		buf[i] = word(seed, i);
+}
+
+/* The index of the first wrong word, or -1. */
+static long check(const uint64_t *buf, size_t words, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < words; i++)
+		if (buf[i] != word(seed, i))
+			return (long)i;
+	return -1;
+}
+
+static void *xmalloc(size_t len)
+{
+	void *p = malloc(len);
+
+	if (!p) {
+		fprintf(stderr, "rank %d: out of memory\n", rank);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	return p;
+}
+
+/*
+ * One check's verdict, agreed by all ranks: BAD is this rank's first
+ * wrong word (or -1); rank 0 prints the result.
+ */
+static void report(const char *name, long bad, const char *values)
+{
+	long worst;
+
+	MPI_Allreduce(&bad, &worst, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+	if (rank)
+		return;
+	if (worst < 0) {
+		printf("ok %s%s%s\n", name, values ? " " : "", values ? values : "");
+	} else {
+		printf("not ok %s: word %ld of a message differs\n", name, worst);
+		failures++;
+	}
+	fflush(stdout);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Ranks 0 and 1 exchange PP_ITERS messages of SIZE bytes each way. Rank 0
+ * reports the median half round trip (ucx_perftest's "50.0%ile" is the
+ * same measure) and the bandwidth over all of them.
+ */
+static void ping_pong(size_t size)
+{
+	size_t words = size / sizeof(uint64_t);
+	uint64_t *buf = xmalloc(size);
+	double rtt[PP_ITERS] = { 0 }, t0 = 0, t;
+	int peer = !rank, i;
+	long bad = -1, at;
+	char name[64], values[64];
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (i = 0; rank < 2 && i < PP_ITERS + 1; i++) {
+		t = MPI_Wtime();
+		/* The first round trip connects and warms up: not timed. */
+		if (i == 1)
+			t0 = t;
+		if (rank == 0) {
+			fill(buf, words, 2 * i);
+			MPI_Send(buf, size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+			MPI_Recv(buf, size, MPI_BYTE, peer, 0, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			at = check(buf, words, 2 * i + 1);
+		} else {
+			MPI_Recv(buf, size, MPI_BYTE, peer, 0, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			at = check(buf, words, 2 * i);
+			fill(buf, words, 2 * i + 1);
+			MPI_Send(buf, size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+		}
+		if (i)
+			rtt[i - 1] = MPI_Wtime() - t;
+		if (at >= 0 && bad < 0)
+			bad = at;
+	}
+	t = MPI_Wtime() - t0;
+	qsort(rtt, PP_ITERS, sizeof(rtt[0]), cmp_double);
+	snprintf(name, sizeof(name), "pingpong %zu B", size);
+	/* The check of each message included. */
+	snprintf(values, sizeof(values), "lat_us=%.1f MiBps=%.2f",
+		 rtt[PP_ITERS / 2] * 1e6 / 2, 2.0 * PP_ITERS * size / t / (1 << 20));
+	report(name, bad, values);
+	free(buf);
+}
+
+/* Rank 0 streams windows of nonblocking sends to rank 1, which acks each. */
+static void bandwidth(void)
+{
+	size_t words = BW_SIZE / sizeof(uint64_t);
+	uint64_t *buf = xmalloc((size_t)BW_WINDOW * BW_SIZE);
+	MPI_Request req[BW_WINDOW];
+	int r, w, ack = 0;
+	long bad = -1, at;
+	double t0 = 0, t;
+	char values[64];
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (r = 0; rank < 2 && r < BW_ROUNDS + 1; r++) {
+		if (r == 1)
+			t0 = MPI_Wtime();
+		for (w = 0; w < BW_WINDOW; w++) {
+			uint64_t *b = buf + w * words;
+
+			if (rank == 0) {
+				fill(b, words, 1000 + r * BW_WINDOW + w);
+				MPI_Isend(b, BW_SIZE, MPI_BYTE, 1, w,
+					  MPI_COMM_WORLD, &req[w]);
+			} else {
+				MPI_Irecv(b, BW_SIZE, MPI_BYTE, 0, w,
+					  MPI_COMM_WORLD, &req[w]);
+			}
+		}
+		MPI_Waitall(BW_WINDOW, req, MPI_STATUSES_IGNORE);
+		if (rank == 1) {
+			for (w = 0; w < BW_WINDOW; w++) {
+				at = check(buf + w * words, words,
+					   1000 + r * BW_WINDOW + w);
+				if (at >= 0 && bad < 0)
+					bad = at;
+			}
+			MPI_Send(&ack, 1, MPI_INT, 0, 99, MPI_COMM_WORLD);
+		} else {
+			MPI_Recv(&ack, 1, MPI_INT, 1, 99, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		}
+	}
+	t = MPI_Wtime() - t0;
+	snprintf(values, sizeof(values), "MiBps=%.2f",
+		 (double)BW_ROUNDS * BW_WINDOW * BW_SIZE / t / (1 << 20));
+	report("bandwidth 1 MiB x 8 in flight", bad, values);
+	free(buf);
+}
+
+/* One-sided: each rank puts into its right neighbour's window, then gets
+ * its left neighbour's window back.
+ */
+static void one_sided(void)
+{
+	size_t len = RMA_WORDS * sizeof(uint64_t);
+	uint64_t *win_buf, *local = xmalloc(len);
+	int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+	long bad;
+	MPI_Win win;
+
+	MPI_Alloc_mem(len, MPI_INFO_NULL, &win_buf);
+	memset(win_buf, 0, len);
+	MPI_Win_create(win_buf, len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+
+	fill(local, RMA_WORDS, 5000 + rank);
+	MPI_Win_fence(0, win);
+	MPI_Put(local, len, MPI_BYTE, right, 0, len, MPI_BYTE, win);
+	MPI_Win_fence(0, win);
+	bad = check(win_buf, RMA_WORDS, 5000 + left);
+	report("put 1 MiB to a neighbour, fence", bad, NULL);
+
+	/* The left neighbour's window holds what this rank put there. */
+	memset(local, 0, len);
+	MPI_Win_fence(0, win);
+	MPI_Get(local, len, MPI_BYTE, right, 0, len, MPI_BYTE, win);
+	MPI_Win_fence(0, win);
+	bad = check(local, RMA_WORDS, 5000 + rank);
+	report("get 1 MiB from a neighbour, fence", bad, NULL);
+
+	MPI_Win_free(&win);
+	MPI_Free_mem(win_buf);
+	free(local);
+}
+
+static void collectives(void)
+{
+	size_t i, words = COLL_WORDS;
+	uint64_t *in = xmalloc(words * sizeof(uint64_t));
+	uint64_t *out = xmalloc(words * sizeof(uint64_t));
+	uint64_t ranks_sum = (uint64_t)nranks * (nranks + 1) / 2;
+	size_t chunk = words / nranks;
+	long bad = -1;
+	int r;
+
+	/* Allreduce: rank r gives (r + 1) * i, the sum is i * n(n+1)/2. */
+	for (i = 0; i < words; i++)
+		in[i] = (rank + 1) * i;
+	MPI_Allreduce(in, out, words, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	for (i = 0; i < words && bad < 0; i++)
+		if (out[i] != i * ranks_sum)
+			bad = (long)i;
+	report("allreduce 2 MiB sum", bad, NULL);
+
+	/* Bcast from the last rank, so that rank 0 receives too. */
+	if (rank == nranks - 1)
+		fill(out, words, 7000);
+	MPI_Bcast(out, words, MPI_UINT64_T, nranks - 1, MPI_COMM_WORLD);
+	report("bcast 2 MiB", check(out, words, 7000), NULL);
+
+	/* Alltoall: the chunk rank s sends to rank d is message 8000+s*n+d. */
+	for (r = 0; r < nranks; r++)
+		fill(in + r * chunk, chunk, 8000 + rank * nranks + r);
+	MPI_Alltoall(in, chunk, MPI_UINT64_T, out, chunk, MPI_UINT64_T,
+		     MPI_COMM_WORLD);
+	bad = -1;
+	for (r = 0; r < nranks && bad < 0; r++)
+		bad = check(out + r * chunk, chunk, 8000 + r * nranks + rank);
+	report("alltoall", bad, NULL);
+
+	free(in);
+	free(out);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int all_failures;
+	char host[MPI_MAX_PROCESSOR_NAME];
+	int len;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	MPI_Get_processor_name(host, &len);
+	printf("# rank %d of %d on %s\n", rank, nranks, host);
+	fflush(stdout);
+	if (nranks < 2) {
+		if (!rank)
+			printf("not ok ranks: %d, 2 or more needed\n", nranks);
+		MPI_Finalize();
+		return 1;
+	}
+
+	ping_pong(8);
+	ping_pong(4096);
+	ping_pong(65536);
+	ping_pong(1 << 20);
+	bandwidth();
+	one_sided();
+	collectives();
+
+	MPI_Reduce(&failures, &all_failures, 1, MPI_UNSIGNED, MPI_SUM, 0,
+		   MPI_COMM_WORLD);
+	MPI_Finalize();
+	return rank == 0 && all_failures ? 1 : 0;
+}
