@@ -10,7 +10,8 @@
 #       the peer arrives at a barrier with another NAME.  Barriers must be
 #       passed in the same order on both sides.
 #
-# TIMEOUT_S defaults to 120.  Exit status 0 on success, 1 on timeout or
+# TIMEOUT_S defaults to 120; b retries every VM_SYNC_RETRY seconds (0.2:
+# a longer wait leaves more CPU to what b runs meanwhile).  Exit status 0 on success, 1 on timeout or
 # mismatch.  The barrier is a TCP exchange on port $VM_SYNC_PORT (default
 # 7077) of the private link: a listens (busybox nc), b keeps connecting,
 # each sends NAME and checks the other's.  Plain retrying of the test's
@@ -48,7 +49,7 @@ barrier_connect() {
 	until reply=$(echo "$name" | timeout 5 busybox nc -w 1 "$VM_PEER_IP" "$PORT" 2>/dev/null) &&
 		[ -n "$reply" ]; do
 		[ $SECONDS -lt "$deadline" ] || die "no barrier listener at $VM_PEER_IP:$PORT"
-		sleep 0.2
+		sleep "${VM_SYNC_RETRY:-0.2}"
 	done
 	echo "$reply"
 }

@@ -22,9 +22,7 @@ mpi_skip_reason() {
 # mpi_run IBDEV OUT NP HOSTS [MPIRUN_ARGS...]: mpi_check, NP ranks on
 # HOSTS (mpirun -H), over IBDEV's port 1 only; its output in OUT. The
 # ranks on other hosts get the provider from lib.sh's RDMAV_DRIVERS.
-# HOSTS gives each host's slots: no --oversubscribe, which makes each
-# rank yield the CPU whenever it waits (mpi_yield_when_idle): across the
-# test link that took the 8 B latency from 340 to 2450 us.
+# HOSTS gives each host's slots.
 mpi_run() {
 	local dev=$1 out=$2 np=$3 hosts=$4
 	shift 4
