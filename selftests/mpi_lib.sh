@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Open MPI over UCX on one RDMA device, and ucx_perftest beside it
 # (sourced by mpi.sh and pair_mpi.sh after lib.sh). UCX gets the verbs
 # transports only, rc_verbs and ud_verbs (and self, a rank's messages to
