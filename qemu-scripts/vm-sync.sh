@@ -11,8 +11,8 @@
 #       passed in the same order on both sides.
 #
 # TIMEOUT_S defaults to 120; b retries every VM_SYNC_RETRY seconds (0.2:
-# a longer wait leaves more CPU to what b runs meanwhile).  Exit status 0 on success, 1 on timeout or
-# mismatch.  The barrier is a TCP exchange on port $VM_SYNC_PORT (default
+# a longer wait leaves more CPU to what b runs meanwhile).  Exit status 0
+# on success, 1 on timeout or mismatch.  The barrier is a TCP exchange on port $VM_SYNC_PORT (default
 # 7077) of the private link: a listens (busybox nc), b keeps connecting,
 # each sends NAME and checks the other's.  Plain retrying of the test's
 # own connection works as well; this is for ordering steps explicitly.

@@ -254,22 +254,21 @@ pair_device_up() {
 across_step=0
 across_run() {
 	local srv=$1 name=$2 listening=$3 server=$4 client=${5//PEER/$VM_PEER_IP}
-	local out rc side step SYNC=$VM_SCRIPTS/vm-sync.sh
+	local out rc side SYNC=$VM_SCRIPTS/vm-sync.sh
 	across_step=$((across_step + 1))
-	step=$across_step
 	out=$(mktemp)
-	"$SYNC" barrier "start$step" 120 || return
+	"$SYNC" barrier "start$across_step" 120 || return
 	if [ "$VM_HOST" = "$srv" ]; then
 		# Line-buffered: an error and the output before it stay in order.
 		timeout "$TOOL_TIMEOUT" stdbuf -oL $server >"$out" 2>&1 &
 		local pid=$!
 		wait_for "$listening" 60
-		"$SYNC" barrier "listen$step" 120
+		"$SYNC" barrier "listen$across_step" 120
 		wait $pid
 		rc=$?
 		side=server
 	else
-		"$SYNC" barrier "listen$step" 120
+		"$SYNC" barrier "listen$across_step" 120
 		timeout "$TOOL_TIMEOUT" stdbuf -oL $client >"$out" 2>&1
 		rc=$?
 		side=client
