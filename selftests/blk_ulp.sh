@@ -31,20 +31,34 @@ blk_data_checks() {
 	eval "BLK_R_$dev=\${bw:-0}"
 }
 
-# blk_delete_under_io IBDEV: random reads and writes on the disk, and
-# IBDEV deleted 3 s into them; fio must then end (within 90 s) with an
-# error. The caller checks what the ULP left and brings a device back.
-blk_delete_under_io() {
-	local pid rc=0
+# blk_io_start: random reads and writes on the disk for up to 120 s, in
+# the background (BLK_IO_PID), for a device to go under.
+blk_io_start() {
 	fio --name=bg --filename="$(blk_disk)" --direct=1 --ioengine=libaio \
 		--rw=randrw --bs=16k --iodepth=16 --time_based --runtime=120 \
 		>/dev/null 2>&1 &
-	pid=$!
+	BLK_IO_PID=$!
+}
+
+# blk_io_fails: blk_io_start's fio ends (within 90 s) with an error. In
+# the shell that started it: a subshell (ktap_check) cannot wait for it.
+blk_io_fails() {
+	local rc=0
+	wait_for "! kill -0 $BLK_IO_PID" 90 || { ktap_print "fio still runs"; rc=1; }
+	kill "$BLK_IO_PID" 2>/dev/null
+	wait "$BLK_IO_PID" && { ktap_print "fio did not fail"; rc=1; }
+	return $rc
+}
+
+# blk_delete_under_io IBDEV: IBDEV deleted 3 s into blk_io_start's I/O,
+# which must then fail. The caller checks what the ULP left and brings a
+# device back.
+blk_delete_under_io() {
+	local rc=0
+	blk_io_start
 	sleep 3
 	rdma link delete "$1" || rc=1
-	wait_for "! kill -0 $pid" 90 || { ktap_print "fio still runs"; rc=1; }
-	kill $pid 2>/dev/null
-	wait $pid && { ktap_print "fio did not fail"; rc=1; }
+	blk_io_fails || rc=1
 	return $rc
 }
 

@@ -78,7 +78,7 @@ check_all() {
 		done
 		[ $rc -eq 0 ] || vm_rc=$rc
 	}
-	PAIR_TESTS="pair.sh pair_tools.sh pair_integrity.sh pair_rds.sh pair_mpi.sh" pair softrdma PAIR_A=softrdma
+	PAIR_TESTS="pair.sh pair_tools.sh pair_integrity.sh pair_rds.sh pair_mpi.sh pair_iser.sh" pair softrdma PAIR_A=softrdma
 	# rdma_rxe on host a, softrdma on host b: interoperability
 	PAIR_TESTS="pair_tools.sh pair_integrity.sh" pair rxe-interop PAIR_A=rxe
 

@@ -65,6 +65,17 @@ ktap_skip() {
 	echo "ok $ktap_n $1 # SKIP $2"
 }
 
+# known_result NAME STATUS [KNOWN]: ktap_result, except that a failure
+# with a known reason outside softrdma (KNOWN, empty when there is none)
+# is a skip that gives it; a pass stays a pass.
+known_result() {
+	if [ "$2" -ne 0 ] && [ -n "${3:-}" ]; then
+		ktap_skip "$1" "expected failure: $3"
+	else
+		ktap_result "$1" "$2"
+	fi
+}
+
 # ktap_fold [PREFIX]: another TAP producer's output, on stdin, folded into
 # ours: its results renumbered as ours (names prefixed by PREFIX), its
 # comments passed on. Its plan "1..N" becomes ours, N + ktap_extra, when
@@ -246,6 +257,15 @@ pair_device_up() {
 	wait_for "ibdev_gids $DEV | grep -q ':ffff:'"
 }
 
+# pair_rxe_up: rdma_rxe's device on the link instead of softrdma's, on
+# either host.
+pair_rxe_up() {
+	srdma_cleanup
+	DEV=rxe0
+	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$VM_IFACE" &&
+		wait_for "ibdev_gids rxe0 | grep -q ':ffff:'"
+}
+
 # across_run SERVER_HOST NAME LISTENING SERVER_CMD CLIENT_CMD [KEEP]: in a
 # vm-pair.sh guest, the server on SERVER_HOST, the client (PEER in
 # CLIENT_CMD: the server's address) on the other host once LISTENING holds
@@ -281,14 +301,8 @@ across_run() {
 	if [ -n "${6:-}" ]; then mv "$out" "$6"; else rm -f "$out"; fi
 	# PAIR_XFAIL: "NAME|reason" lines of failures known and reported
 	# elsewhere; one shows as a skip that says so (a pass stays a pass).
-	local known
-	known=$(printf '%s\n' "${PAIR_XFAIL:-}" |
-		awk -F'|' -v n="$name" '$1 == n { print $2 }')
-	if [ $rc -ne 0 ] && [ -n "$known" ]; then
-		ktap_skip "$name ($side on $DEV)" "expected failure: $known"
-	else
-		ktap_result "$name ($side on $DEV)" $rc
-	fi
+	known_result "$name ($side on $DEV)" $rc "$(printf '%s\n' "${PAIR_XFAIL:-}" |
+		awk -F'|' -v n="$name" '$1 == n { print $2 }')"
 }
 
 # ns_pair: two hosts in one guest: namespaces ns1 and ns2 joined by

@@ -12,10 +12,9 @@ trap srdma_cleanup EXIT
 reason=$(mpi_skip_reason)
 [ -z "$reason" ] || { echo "1..0 # SKIP $reason"; exit $KSFT_SKIP; }
 
-# The bytes mpi_check's ping-pongs and bandwidth run send at least: each
-# size 2 x 101 times, 5 rounds of 8 MiB.
-MPI_MIN_BYTES=$(((8 + 4096 + 65536 + 1048576) * 2 * 101 + 5 * 8 * 1048576))
-UCX_PORT=13337	# ucx_perftest's side channel
+# The bytes mpi_check's ping-pongs and bandwidth run (5 rounds of 8 MiB)
+# send at least.
+MPI_MIN_BYTES=$((MPI_PINGPONG_BYTES + 5 * 8 * 1048576))
 
 # perf_pair IBDEV OUT ARGS...: ucx_perftest's server and client on IBDEV,
 # the client's output in OUT.
@@ -60,7 +59,7 @@ over() {
 	eval "LAT_$dev=\$(mpi_value $out 'pingpong 8 B' lat_us)"
 	eval "BW_$dev=\$(mpi_value $out 'bandwidth 1 MiB x 8 in flight' MiBps)"
 
-	for t in "lat -t tag_lat -s 8 -n 1000" "bw -t tag_bw -s 1048576 -n 100"; do
+	for t in "${UCX_PERF_RUNS[@]}"; do
 		set -- $t
 		perf_pair "$dev" "$out.$1" "${@:2}"
 		known_result "$dev: ucx_perftest $3 $5 B" $? "$(known_failure "$dev" "$out.$1")"

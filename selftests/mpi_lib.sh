@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # its values are for the scripts that source it
 # Open MPI over UCX on one RDMA device, and ucx_perftest beside it
 # (sourced by mpi.sh and pair_mpi.sh after lib.sh). UCX gets the verbs
 # transports only, rc_verbs and ud_verbs (and self, a rank's messages to
@@ -11,6 +11,12 @@ MPI_CHECKS=("pingpong 8 B" "pingpong 4096 B" "pingpong 65536 B"
 	"pingpong 1048576 B" "bandwidth 1 MiB x 8 in flight"
 	"put 1 MiB to a neighbour, fence" "get 1 MiB from a neighbour, fence"
 	"allreduce 2 MiB sum" "bcast 2 MiB" "alltoall")
+# The bytes of mpi_check's ping-pongs, both ways: each size 101 times (one
+# untimed round trip, then 100) from rank 0 and back from rank 1.
+MPI_PINGPONG_BYTES=$(((8 + 4096 + 65536 + 1048576) * 2 * 101))
+# ucx_perftest's runs (OUT-suffix ARGS...) and its side channel's port.
+UCX_PERF_RUNS=("lat -t tag_lat -s 8 -n 1000" "bw -t tag_bw -s 1048576 -n 100")
+UCX_PORT=13337
 
 mpi_skip_reason() {
 	command -v mpirun >/dev/null || { echo "no mpirun (openmpi-bin)"; return; }
@@ -53,16 +59,6 @@ mpi_results() {
 		mpi_errors "$out"
 	fi
 	known_result "$label: mpirun exits 0" "$rc" "${4:-}"
-}
-
-# known_result NAME RC [KNOWN]: ktap_result, or a skip giving KNOWN when
-# the check failed for that known reason.
-known_result() {
-	if [ "$2" -ne 0 ] && [ -n "${3:-}" ]; then
-		ktap_skip "$1" "expected failure: $3"
-	else
-		ktap_result "$1" "$2"
-	fi
 }
 
 # mpi_errors OUT: the output of a failed run without its backtraces and

@@ -13,7 +13,6 @@ trap 'pkill -x dropbear; srdma_cleanup' EXIT
 SYNC=$VM_SCRIPTS/vm-sync.sh
 SSH_PORT=2222
 KEY_PORT=7078	# host a's public key goes to b on this port
-UCX_PORT=13337	# ucx_perftest's side channel
 KEY=/root/.ssh/id_mpi_pair
 
 reason=$(mpi_skip_reason)
@@ -99,15 +98,14 @@ VM_SYNC_RETRY=2 "$SYNC" barrier mpi-done $((2 * MPI_TIMEOUT + 60))
 # (on b) echoes the ping-pongs: each host sent at least the two runs'
 # ping-pongs.
 tx1=$(dev_counter "$DEV" tx_bytes)
-min=$(((8 + 4096 + 65536 + 1048576) * 101 * 2))
 ktap_print "$DEV: tx_bytes +$((tx1 - tx0)) during the MPI run"
 ktap_check "this host's ranks sent their messages over $DEV" \
-	test $((tx1 - tx0)) -ge $min
+	test $((tx1 - tx0)) -ge "$MPI_PINGPONG_BYTES"
 ktap_check "the link kept order: no resend, no sequence NAK ($DEV)" \
 	in_order "$DEV"
 
 # ucx_perftest across the link, b serving.
-for t in "lat -t tag_lat -s 8 -n 1000" "bw -t tag_bw -s 1048576 -n 100"; do
+for t in "${UCX_PERF_RUNS[@]}"; do
 	set -- $t
 	cmd="$(ucx_perf_cmd "$DEV") ${*:2}"
 	across_run b "ucx_perftest $3 $5 B" "ss -Hltn 'sport = :$UCX_PORT' | grep -q ." \

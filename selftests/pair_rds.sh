@@ -29,14 +29,6 @@ if ! modprobe rds_rdma; then
 	exit $KSFT_SKIP
 fi
 
-# rxe_up: rdma_rxe's device on the link instead of softrdma's.
-rxe_up() {
-	srdma_cleanup
-	DEV=rxe0
-	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$VM_IFACE" &&
-		wait_for "ibdev_gids rxe0 | grep -q ':ffff:'"
-}
-
 # run_once TAG: one rds_stream exchange over $DEV, a serving, b driving.
 run_once() {
 	local out
@@ -102,7 +94,7 @@ run_once softrdma >"$log/softrdma"
 cat "$log/softrdma"
 device_gone
 run_once softrdma-again
-rxe_up || ktap_print "$VM_HOST: rxe0 did not come up"
+pair_rxe_up || ktap_print "$VM_HOST: rxe0 did not come up"
 run_once rxe >"$log/rxe"
 cat "$log/rxe"
 if [ "$VM_HOST" = b ]; then

@@ -8,7 +8,8 @@
 #
 # Environment: SOAK_TIMEOUT (seconds per boot, default 900), SOAK_OUT
 # (default build/soak/<time>), SOAK_UNTIL (a date(1) time: no boot starts
-# after it), KVER as for make.
+# after it), SOAK_ENV (names of more variables to pass into the VM, as
+# vm-run.sh's VM_ENV: SOAK_ENV=ISER_DELETE_UNDER_IO), KVER as for make.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
@@ -29,7 +30,7 @@ for i in $(seq "$runs"); do
 		break
 	fi
 	t0=$(date +%s)
-	SRDMA_MODROOT=$out/modroot VM_ENV=SRDMA_MODROOT \
+	SRDMA_MODROOT=$out/modroot VM_ENV="SRDMA_MODROOT ${SOAK_ENV:-}" \
 		qemu-scripts/vm-run.sh -t "${SOAK_TIMEOUT:-900}" -o "$out/$i" -- \
 		selftests/run.sh "$@" >"$out/$i.log" 2>&1
 	rc=$?

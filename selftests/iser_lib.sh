@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# iSER's two ends, sourced by iser.sh (one host) and pair_iser.sh (two)
+# after lib.sh and blk_ulp.sh: LIO exporting a RAM disk through an iSER
+# portal (ib_isert, set up through configfs as targetcli would) at
+# $PORTAL, and open-iscsi logging in to it through its "iser" interface
+# (ib_iser).
+IQN=iqn.2026-12.io.softrdma:iser-test
+LIO=/sys/kernel/config/target
+
+# iser_skip_reason: why iSER cannot run here, empty when it can.
+iser_skip_reason() {
+	local tool
+	for tool in iscsiadm iscsid fio; do
+		command -v $tool >/dev/null || { echo "$tool missing (open-iscsi)"; return; }
+	done
+}
+
+# iser_modules: the target and initiator modules, configfs, LIO's state
+# directory (it warns when there is none), iscsiadm's locks; sd_mod for
+# the LUN's disk (no udev here to load it).
+iser_modules() {
+	mkdir -p /etc/target /run/lock/iscsi
+	modprobe ib_isert && modprobe ib_iser && modprobe sd_mod || return
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+}
+
+initiator_down() {
+	iscsiadm -m node -T $IQN -p "$PORTAL" --logout >/dev/null 2>&1
+	iscsiadm -m node -T $IQN -p "$PORTAL" -o delete >/dev/null 2>&1
+	return 0
+}
+
+target_down() {
+	local t=$LIO/iscsi/$IQN/tpgt_1
+	[ -d $t ] && echo 0 >$t/enable
+	rm -f $t/lun/lun_0/rd0 2>/dev/null
+	rmdir "$t/np/$PORTAL" $t/lun/lun_0 $t $LIO/iscsi/$IQN \
+		$LIO/core/rd_mcp_0/rd0 $LIO/core/rd_mcp_0 2>/dev/null
+	return 0
+}
+
+# iser_cleanup: whatever either end left, and the modules.
+iser_cleanup() {
+	initiator_down
+	pkill -x iscsid
+	target_down
+	srdma_cleanup
+	modprobe -r ib_iser ib_isert 2>/dev/null
+}
+
+# A 128 MiB RAM disk as LUN 0 of $IQN, open to any initiator, on an iSER
+# portal (discovery on the same address runs over TCP).
+target_up() {
+	local t=$LIO/iscsi/$IQN/tpgt_1 a
+	mkdir -p $LIO/core/rd_mcp_0/rd0 &&
+		echo rd_pages=32768 >$LIO/core/rd_mcp_0/rd0/control &&
+		echo 1 >$LIO/core/rd_mcp_0/rd0/enable &&
+		mkdir -p $t/lun/lun_0 &&
+		ln -s $LIO/core/rd_mcp_0/rd0 $t/lun/lun_0/rd0 || return
+	for a in authentication=0 generate_node_acls=1 demo_mode_write_protect=0 \
+		 cache_dynamic_acls=1; do
+		echo "${a#*=}" >$t/attrib/"${a%=*}" || return
+	done
+	mkdir "$t/np/$PORTAL" && echo 1 >"$t/np/$PORTAL/iser" && echo 1 >$t/enable
+}
+
+# target_listen_again: the portal's iSER listener went with its device;
+# turning iSER off and on again on the portal listens on the new one.
+target_listen_again() {
+	local np=$LIO/iscsi/$IQN/tpgt_1/np/$PORTAL
+	echo 0 >"$np/iser" && echo 1 >"$np/iser"
+}
+
+# target_sessions: the number of the target's iSCSI sessions.
+target_sessions() {
+	local s
+	s=$(cat $LIO/iscsi/$IQN/tpgt_1/dynamic_sessions 2>/dev/null)
+	echo "$s" | grep -c .
+}
+
+# iscsid, once; the target's node record with a short replacement timeout
+# (I/O fails 5 s after the connection is lost), bound to the iser iface.
+initiator_up() {
+	modprobe ib_iser || return
+	pgrep -x iscsid >/dev/null || iscsid || return
+	iscsiadm -m discovery -t sendtargets -p "$PORTAL" -I iser >/dev/null &&
+		iscsiadm -m node -T $IQN -p "$PORTAL" -I iser -o update \
+			-n node.session.timeo.replacement_timeout -v 5 &&
+		iscsiadm -m node -T $IQN -p "$PORTAL" -I iser --login >/dev/null &&
+		wait_for '[ -b "$(blk_disk)" ]' 30
+}
+
+# The block device of the session's LUN.
+blk_disk() {
+	local b
+	for b in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
+		[ -e "$b" ] && echo "/dev/${b##*/}" && return
+	done
+}
+
+# The session runs over iSER, not TCP.
+is_iser() {
+	iscsiadm -m session -P 1 | grep -q 'Iface Transport: iser'
+}
+
+# no_session: the initiator kept no session.
+no_session() {
+	! iscsiadm -m session >/dev/null 2>&1 || { ktap_print "a session is left"; return 1; }
+}
