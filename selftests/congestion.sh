@@ -9,7 +9,10 @@
 # srdma2 answers with CNPs, srdma1 cuts and paces its QPs (DCQCN): every
 # flow completes byte-exact, CNPs are sent, handled and cut rates, and
 # retransmissions stay well under what a collapse resends. Then once more with
-# ecn=0 dcqcn=0: the flows still complete, by retransmission alone.
+# ecn=0 dcqcn=0: the flows still complete, by retransmission alone. Last,
+# incast: three sender namespaces and a receiver on a bridge whose port to
+# the receiver is the bottleneck; every sender is told to slow down (CNPs
+# handled), and no flow starves: each completes byte-exact.
 . "$(dirname "$0")/lib.sh"
 trap 'cc_params 1; srdma_cleanup' EXIT
 
@@ -18,7 +21,7 @@ MIB=${CC_MIB:-4}
 FLOWS=${CC_FLOWS:-4}
 PARAMS=/sys/module/softrdma/parameters
 
-ktap_plan 7
+ktap_plan 11
 srdma_cleanup
 
 # cc_params 0|1: ECN marking and DCQCN off or on.
@@ -27,17 +30,20 @@ cc_params() {
 	echo "$1" >$PARAMS/ecn && echo "$1" >$PARAMS/dcqcn
 }
 
-# flows NAME: FLOWS rc_streams at once; each must pass.
+# flows NAME RECEIVER SENDER...: an rc_stream from each SENDER device to
+# RECEIVER at once; each must pass. Each flow's seconds in FLOW_SECS.
 flows() {
-	local i pids=() rc bad=0 out=()
+	local name=$1 recv=$2 i pids=() rc bad=0 out=()
+	shift 2
 
-	for i in $(seq "$FLOWS"); do
+	for i in $(seq $#); do
 		out[i]=$(mktemp)
-		timeout -k 5 300 "$SELFTESTS/rc_stream" srdma1 srdma2 "$MIB" \
+		timeout -k 5 300 "$SELFTESTS/rc_stream" "${!i}" "$recv" "$MIB" \
 			"$i" w >"${out[i]}" 2>&1 &
 		pids[i]=$!
 	done
-	for i in $(seq "$FLOWS"); do
+	FLOW_SECS=()
+	for i in $(seq $#); do
 		wait "${pids[i]}"
 		rc=$?
 		if [ $rc -ne 0 ]; then
@@ -45,34 +51,81 @@ flows() {
 			grep -E '^(not ok|#)' "${out[i]}" | tail -n 5 | sed 's/^#*/# /'
 			bad=1
 		fi
+		FLOW_SECS+=("$(sed -n 's/.* MiB verified in \([0-9.]*\) s$/\1/p' "${out[i]}")")
 		rm -f "${out[i]}"
 	done
-	ktap_result "$1" $bad
+	ktap_result "$name" $bad
+}
+
+# bottleneck NS DEV: DEV of namespace NS sends through a $RATE tbf with
+# an fq_codel child that marks CE past 2 ms of queue.
+bottleneck() {
+	ip netns exec "$1" tc qdisc add dev "$2" root handle 1: tbf rate "$RATE" \
+		burst 64kb latency 100ms &&
+		ip netns exec "$1" tc qdisc add dev "$2" parent 1:1 handle 10: \
+			fq_codel ecn ce_threshold 2ms
+}
+
+# rps_all NS DEV: DEV's receive queues steer to every CPU by flow hash.
+# The qdisc hands packets to DEV on whichever CPU dequeues them, and each
+# CPU's backlog is taken in on its own: steer each flow to one CPU, as a
+# NIC's RSS does, or the link itself reorders (sequence NAKs).
+rps_all() {
+	local cpus
+	cpus=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	# shellcheck disable=SC2016
+	ip netns exec "$1" sh -c 'for q in /sys/class/net/$1/queues/rx-*/rps_cpus; do
+		echo "$2" >"$q"; done' sh "$2" "$cpus"
+}
+
+# incast_up: namespaces in0 (the receiver, srdma10) and in1..in3 (the
+# senders, srdma11..13) on bridge br0 of namespace sw; br0's port p0 to
+# the receiver is the bottleneck.
+incast_up() {
+	local i
+	ip netns add sw && ip -n sw link add br0 type bridge &&
+		ip -n sw link set br0 up || return
+	for i in 0 1 2 3; do
+		ip netns add in$i &&
+			ip link add eth0 netns in$i mtu 9000 type veth peer name p$i \
+				netns sw mtu 9000 &&
+			ip -n sw link set p$i master br0 up &&
+			ip -n in$i link set lo up &&
+			ip -n in$i addr add 10.10.0.$((i + 1))/24 dev eth0 &&
+			ip -n in$i link set eth0 up &&
+			ip netns exec in$i rdma link add srdma1$i type softrdma \
+				netdev eth0 || return
+	done
+	rps_all in0 eth0 && bottleneck sw p0 || return
+	for i in 0 1 2 3; do
+		wait_for "ibdev_gids srdma1$i | grep -q ffff:0a0a:000$((i + 1))" || return
+	done
+}
+
+# jain X...: Jain's fairness index of the rates X (1: all equal).
+jain() {
+	echo "$@" | awk '{ for (i = 1; i <= NF; i++) { s += $i; q += $i * $i }
+		printf "%.3f", q ? s * s / (NF * q) : 0 }'
 }
 
 ns_pair || { ktap_result "two namespaces with a softrdma device each" 1; ktap_finish; }
 ip -n ns1 link set veth1 mtu 9000
 ip -n ns2 link set veth2 mtu 9000
-# The qdisc hands packets to veth2 on whichever CPU dequeues them, and
-# each CPU's backlog is taken in on its own: steer each flow to one CPU,
-# as a NIC's RSS does, or the link itself reorders (sequence NAKs).
-cpus=$(printf '%x' $(((1 << $(nproc)) - 1)))
-# shellcheck disable=SC2016
-ip netns exec ns2 sh -c 'for q in /sys/class/net/veth2/queues/rx-*/rps_cpus; do
-	echo "$1" >"$q"; done' sh "$cpus"
+rps_all ns2 veth2
 ktap_print "veth2 rps_cpus: $(ip netns exec ns2 sh -c 'cat /sys/class/net/veth2/queues/rx-*/rps_cpus' 2>&1 | tr '\n' ' ')"
 modprobe -q sch_tbf
 modprobe -q sch_fq_codel
-ip netns exec ns1 tc qdisc add dev veth1 root handle 1: tbf rate "$RATE" \
-	burst 64kb latency 100ms &&
-	ip netns exec ns1 tc qdisc add dev veth1 parent 1:1 handle 10: \
-		fq_codel ecn ce_threshold 2ms
+bottleneck ns1 veth1
 ktap_result "a $RATE tbf bottleneck with an ECN-marking fq_codel child" $?
 
+# FLOWS senders on srdma1.
+senders=()
+for i in $(seq "$FLOWS"); do senders+=(srdma1); done
 cc_params 1
 tx0=$(hw_counter srdma1 tx_pkts) re0=$(hw_counter srdma1 retransmits)
 t0=$(date +%s)
-flows "$FLOWS flows of $MIB MiB through it: every byte placed"
+flows "$FLOWS flows of $MIB MiB through it: every byte placed" srdma2 \
+	"${senders[@]}"
 t=$(($(date +%s) - t0))
 tx=$(($(hw_counter srdma1 tx_pkts) - tx0)) re=$(($(hw_counter srdma1 retransmits) - re0))
 ktap_print "$t s; srdma1: $(rdma statistic show link srdma1/1 | tr -s ' \n' ' ')"
@@ -98,10 +151,38 @@ ktap_print "goodput $(awk -v m="$MIB" -v f="$FLOWS" -v t="$t" \
 
 cc_params 0
 m0=$(hw_counter srdma2 np_cnp_sent) c0=$(hw_counter srdma1 rp_rate_cuts)
-flows "ecn=0 dcqcn=0: $FLOWS flows still complete, every byte placed"
+flows "ecn=0 dcqcn=0: $FLOWS flows still complete, every byte placed" srdma2 \
+	"${senders[@]}"
 ktap_result "ecn=0 dcqcn=0: no CNP sent, no rate cut" \
 	"$([ "$(hw_counter srdma2 np_cnp_sent)" = "$m0" ] &&
 	   [ "$(hw_counter srdma1 rp_rate_cuts)" = "$c0" ]; echo $?)"
 ktap_print "srdma1: $(rdma statistic show link srdma1/1 | tr -s ' \n' ' ')"
 cc_params 1
+
+srdma_cleanup
+incast_up
+ktap_result "incast: 3 senders and a receiver on a bridge, its port to the receiver a $RATE bottleneck" $?
+tx0=0 re0=0
+for i in 1 2 3; do
+	tx0=$((tx0 + $(hw_counter srdma1$i tx_pkts))) re0=$((re0 + $(hw_counter srdma1$i retransmits)))
+done
+flows "incast: 3 flows of $MIB MiB into one receiver, none starves, every byte placed" \
+	srdma10 srdma11 srdma12 srdma13
+tx=0 re=0 bad=0 handled=""
+for i in 1 2 3; do
+	tx=$((tx + $(hw_counter srdma1$i tx_pkts))) re=$((re + $(hw_counter srdma1$i retransmits)))
+	h=$(hw_counter srdma1$i rp_cnp_handled)
+	handled="$handled $h"
+	[ "$h" -gt 0 ] || bad=1
+done
+tx=$((tx - tx0)) re=$((re - re0))
+ktap_result "incast: every sender handled CNPs (${handled# }), srdma10 sent $(hw_counter srdma10 np_cnp_sent)" $bad
+ktap_print "incast: flows took ${FLOW_SECS[*]} s; retransmitted $re of $tx packets"
+ktap_result "incast: no collapse: retransmitted under 10% of the packets sent" \
+	"$([ $((re * 10)) -lt "$tx" ]; echo $?)"
+rates=()
+for t in "${FLOW_SECS[@]}"; do rates+=("$(awk -v t="$t" -v m="$MIB" 'BEGIN { printf "%f", t ? m / t : 0 }')"); done
+ktap_print "incast: Jain's fairness over the flows' rates: $(jain "${rates[@]}"), goodput $(echo "${FLOW_SECS[@]}" |
+	awk -v m="$MIB" '{ for (i = 1; i <= NF; i++) if ($i > t) t = $i
+		printf "%.1f", t ? m * NF * 8.389 / t : 0 }') Mbit/s through $RATE"
 ktap_finish
