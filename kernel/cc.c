@@ -186,19 +186,29 @@ void srdma_cc_loss(struct srdma_qp *qp)
 {
 	struct dcqcn_params p;
 
+	bool cut;
+
 	if (!READ_ONCE(srdma_dcqcn))
 		return;
 	srdma_cc_params(&p);
-	if (dcqcn_cnp(&qp->dcqcn, &p, ktime_get_ns()))
+	spin_lock(&qp->cc_lock);
+	cut = dcqcn_cnp(&qp->dcqcn, &p, ktime_get_ns());
+	spin_unlock(&qp->cc_lock);
+	if (cut)
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RP_RATE_CUTS);
 }
 
-/* The pace timer: the requester may send again (from the tx workqueue). */
+/*
+ * The pace timer: the requester, and the read responder if it has reads
+ * to answer, may send again (from the tx workqueue).
+ */
 static enum hrtimer_restart srdma_cc_pace_fn(struct hrtimer *timer)
 {
 	struct srdma_qp *qp = container_of(timer, struct srdma_qp, pace_timer);
 
 	queue_work(srdma_tx_wq, &qp->req_work);
+	if (READ_ONCE(qp->rd_head) != READ_ONCE(qp->rd_tail))
+		queue_work(srdma_tx_wq, &qp->rd_work);
 	return HRTIMER_NORESTART;
 }
 
@@ -208,50 +218,69 @@ void srdma_cc_qp_start(struct srdma_qp *qp)
 	struct dcqcn_params p;
 
 	srdma_cc_params(&p);
+	spin_lock(&qp->cc_lock);
 	dcqcn_init(&qp->dcqcn, &p);
-}
-
-/* At create: the pace timer, and an unthrottled rate. */
-void srdma_cc_qp_init(struct srdma_qp *qp)
-{
-	srdma_hrtimer_setup(&qp->pace_timer, srdma_cc_pace_fn,
-			    CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	srdma_cc_qp_start(qp);
+	spin_unlock(&qp->cc_lock);
 }
 
 /*
- * srdma_cc_may_send - may the requester send a packet now?
- * @qp: the QP, under sq_lock
+ * At create, before anything can reach the QP (no lock): the pace timer,
+ * and an unthrottled rate.
+ */
+void srdma_cc_qp_init(struct srdma_qp *qp)
+{
+	struct dcqcn_params p;
+
+	srdma_hrtimer_setup(&qp->pace_timer, srdma_cc_pace_fn,
+			    CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	srdma_cc_params(&p);
+	dcqcn_init(&qp->dcqcn, &p);
+}
+
+/*
+ * srdma_cc_may_send - may the QP send a request or read response now?
+ * @qp: the QP, under sq_lock (requester) or rq_lock (read responder)
  *
  * Return: true, or false with the pace timer armed to send on.
  */
 bool srdma_cc_may_send(struct srdma_qp *qp)
 {
 	struct dcqcn_params p;
+	bool ok = true;
 	u64 now, wait;
 
-	if (likely(!qp->dcqcn.limited))
+	if (likely(!READ_ONCE(qp->dcqcn.limited)))
 		return true;
 	srdma_cc_params(&p);
+	spin_lock(&qp->cc_lock);
 	now = ktime_get_ns();
 	dcqcn_advance(&qp->dcqcn, &p, now);
 	wait = dcqcn_wait(&qp->dcqcn, now);
-	if (!wait)
-		return true;
-	if (!qp->dying && !hrtimer_active(&qp->pace_timer))
-		hrtimer_start(&qp->pace_timer, ns_to_ktime(wait),
-			      HRTIMER_MODE_REL_SOFT);
-	return false;
+	if (wait) {
+		ok = false;
+		if (!qp->dying && !hrtimer_active(&qp->pace_timer))
+			hrtimer_start(&qp->pace_timer, ns_to_ktime(wait),
+				      HRTIMER_MODE_REL_SOFT);
+	}
+	spin_unlock(&qp->cc_lock);
+	if (!ok)
+		srdma_count(qp_sdev(qp), SRDMA_CNT_RP_PACE_WAITS);
+	return ok;
 }
 
-/* The requester sent a packet of @bytes (BTH to ICRC), under sq_lock. */
+/*
+ * The QP sent a request or read response packet of @bytes (BTH to ICRC),
+ * under sq_lock or rq_lock.
+ */
 void srdma_cc_sent(struct srdma_qp *qp, u32 bytes)
 {
 	struct dcqcn_params p;
 
-	if (likely(!qp->dcqcn.limited))
+	if (likely(!READ_ONCE(qp->dcqcn.limited)))
 		return;
 	srdma_cc_params(&p);
+	spin_lock(&qp->cc_lock);
 	/* as on the wire, with the UDP and IP headers */
 	dcqcn_sent(&qp->dcqcn, &p, bytes + 28, ktime_get_ns());
+	spin_unlock(&qp->cc_lock);
 }

@@ -22,6 +22,7 @@ static const struct rdma_stat_desc srdma_counter_descs[SRDMA_CNT_MAX] = {
 	[SRDMA_CNT_NP_CNP_SENT].name		= "np_cnp_sent",
 	[SRDMA_CNT_RP_CNP_HANDLED].name		= "rp_cnp_handled",
 	[SRDMA_CNT_RP_RATE_CUTS].name		= "rp_rate_cuts",
+	[SRDMA_CNT_RP_PACE_WAITS].name		= "rp_pace_waits",
 	[SRDMA_CNT_RX_DROPS].name		= "rx_drops",
 	[SRDMA_CNT_DROP_SHORT].name		= "drop_short",
 	[SRDMA_CNT_DROP_BAD_VERSION].name	= "drop_bad_version",

@@ -30,6 +30,7 @@ enum srdma_counter {
 	SRDMA_CNT_NP_CNP_SENT,
 	SRDMA_CNT_RP_CNP_HANDLED,
 	SRDMA_CNT_RP_RATE_CUTS,		/* CNPs that cut a QP's rate */
+	SRDMA_CNT_RP_PACE_WAITS,	/* sends held back by a QP's rate */
 	SRDMA_CNT_RX_DROPS,		/* sum of the reasons below */
 	/* Malformed packets, in enum roce_drop_reason order. */
 	SRDMA_CNT_DROP_SHORT,

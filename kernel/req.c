@@ -124,10 +124,13 @@ int srdma_req_init(struct srdma_qp *qp)
 void srdma_req_fini(struct srdma_qp *qp)
 {
 	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->cc_lock);	/* the read responder arms pace_timer */
 	qp->dying = true;
+	spin_unlock(&qp->cc_lock);
 	spin_unlock_bh(&qp->sq_lock);
 	timer_delete_sync(&qp->timer);
-	hrtimer_cancel(&qp->pace_timer);	/* it queues req_work */
+	/* it queues req_work, and rd_work that srdma_resp_fini() cancels */
+	hrtimer_cancel(&qp->pace_timer);
 	cancel_work_sync(&qp->req_work);
 	kvfree(qp->sq_copy);
 	kvfree(qp->swqe);

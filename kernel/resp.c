@@ -487,6 +487,14 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 		u8 *hdr;
 
 		/*
+		 * Paced packet by packet, not burst by burst: at a low rate
+		 * a burst's wait alone could outlast the requester's ACK
+		 * timeout, which each response packet restarts.
+		 */
+		if (burst && !srdma_cc_may_send(qp))
+			break;
+
+		/*
 		 * Copied, not lent: the owner of the memory may write it while
 		 * the response is in flight, which must not break the ICRC.
 		 */
@@ -510,12 +518,24 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 				rd->sent = npkts;
 			break;
 		}
+		srdma_cc_sent(qp, skb->len);
 		srdma_xmit(qp, skb);
 		rd->sent++;
 	}
 	if (mr)
 		srdma_mr_put(mr);
 	return rd->sent >= npkts;
+}
+
+/*
+ * Must read response @rd wait for the QP's rate? DCQCN paces what the QP
+ * sends, requests and read responses alike: the peer's CNPs answer
+ * marked responses too. ACKs and atomic responses go at once. When it
+ * must, the pace timer queues the work again.
+ */
+static bool srdma_resp_paced(struct srdma_qp *qp, const struct srdma_rd *rd)
+{
+	return rd->len && !rd->ack && !rd->atomic && !srdma_cc_may_send(qp);
 }
 
 /*
@@ -529,6 +549,7 @@ static void srdma_resp_read_work(struct work_struct *work)
 
 	for (;;) {
 		enum ib_qp_state state;
+		struct srdma_rd *rd;
 		bool more;
 
 		spin_lock_bh(&qp->rq_lock);
@@ -541,8 +562,12 @@ static void srdma_resp_read_work(struct work_struct *work)
 			spin_unlock_bh(&qp->rq_lock);
 			return;
 		}
-		if (srdma_resp_read_burst(qp, &qp->rd[qp->rd_tail %
-						     SRDMA_ANSWERS]))
+		rd = &qp->rd[qp->rd_tail % SRDMA_ANSWERS];
+		if (srdma_resp_paced(qp, rd)) {
+			spin_unlock_bh(&qp->rq_lock);
+			return;
+		}
+		if (srdma_resp_read_burst(qp, rd))
 			qp->rd_tail++;
 		more = qp->rd_head != qp->rd_tail;
 		spin_unlock_bh(&qp->rq_lock);
@@ -562,7 +587,7 @@ static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
 {
 	if (qp->rd_head - qp->rd_tail == 1 &&
 	    (rd->atomic || rd->len <= SRDMA_READ_BURST * qp->mtu) &&
-	    srdma_resp_read_burst(qp, rd)) {
+	    !srdma_resp_paced(qp, rd) && srdma_resp_read_burst(qp, rd)) {
 		qp->rd_tail++;
 		return;
 	}

@@ -484,9 +484,13 @@ struct srdma_swqe {
  *	under way and the receive WQE in @rwqe
  * @cnp_next: congestion notification point: ktime_get_ns() before which
  *	no further CNP goes to the peer (cc.c)
- * @dcqcn: reaction point: the rate requests are paced at, under @sq_lock
- * @pace_timer: runs the requester again when a paced packet may leave;
- *	not armed once @dying is set, cancelled by srdma_req_fini()
+ * @cc_lock: guards @dcqcn; taken inside @sq_lock (requests) or @rq_lock
+ *	(read responses), and takes no lock itself
+ * @dcqcn: reaction point: the one rate the QP's requests and read
+ *	responses are paced at, under @cc_lock
+ * @pace_timer: runs the requester and the read responder again when a
+ *	paced packet may leave; not armed once @dying is set (under
+ *	@cc_lock), cancelled by srdma_req_fini()
  *
  * Lifetime: core-allocated; published in the device's QPN table from
  * create to destroy.
@@ -554,6 +558,7 @@ struct srdma_qp {
 	struct ib_pd *xrc_pd;
 	u32 xrc_srqn;
 	u64 cnp_next;
+	spinlock_t cc_lock;	/* a leaf lock: guards dcqcn */
 	struct dcqcn_rp dcqcn;
 	struct hrtimer pace_timer;
 };

@@ -23,6 +23,10 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 DEBUG_TESTS=${DEBUG_TESTS:-"objects.sh verbs_import.sh verbs.sh integrity.sh rc_mw.sh rc_placement.sh dm_verbs.sh ud_mcast.sh srq_verbs.sh odp_verbs.sh cq_resize.sh hostile.sh hostile_user.sh ring_abuse.sh teardown.sh verbs_removal.sh congestion.sh teardown_traffic.sh failslab.sh"}
 export HOSTILE_COUNT=${HOSTILE_COUNT:-20000}
 export HOSTILE_USER_COUNT=${HOSTILE_USER_COUNT:-100000}
+# congestion.sh's READs through its 20 Mbit/s queue run out of retries in
+# this slow guest whatever the pacing (their responses outlast the 67 ms
+# ACK timeout): they run in make check only.
+export CC_READS=${CC_READS:-0}
 KMEMLEAK=/sys/kernel/debug/kmemleak
 # Leaks in these modules' code are ours to fix (softrdma) or caused by us
 # (the RDMA core keeps objects for a driver).
@@ -183,7 +187,7 @@ host_main() {
 	# No PVH entry in the debug kernel: boot its bzImage directly.
 	KVER=$kver VM_KROOT=$kroot VM_PVH=0 SRDMA_KO=$ko SRDMA_MODROOT=$outdir/modroot \
 		DEBUG_TESTS=$DEBUG_TESTS TEST_TIMEOUT=${TEST_TIMEOUT:-1800} \
-		VM_ENV="SRDMA_KO SRDMA_MODROOT DEBUG_TESTS TEST_TIMEOUT HOSTILE_COUNT HOSTILE_USER_COUNT ${VM_ENV:-}" \
+		VM_ENV="SRDMA_KO SRDMA_MODROOT DEBUG_TESTS TEST_TIMEOUT HOSTILE_COUNT HOSTILE_USER_COUNT CC_READS ${VM_ENV:-}" \
 		qemu-scripts/vm-run.sh -t "${DEBUG_VM_TIMEOUT:-7200}" -m "${DEBUG_VM_MEM:-2G}" -o "$outdir" -- \
 		selftests/check-debug.sh --guest
 	vm_rc=$?
