@@ -185,7 +185,6 @@ void srdma_cc_cnp_rx(struct srdma_qp *qp)
 void srdma_cc_loss(struct srdma_qp *qp)
 {
 	struct dcqcn_params p;
-
 	bool cut;
 
 	if (!READ_ONCE(srdma_dcqcn))

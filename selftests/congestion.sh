@@ -105,6 +105,25 @@ incast_up() {
 	done
 }
 
+# devs DEV: DEV, FLOWS times, a line each.
+devs() {
+	local i
+	for i in $(seq "$FLOWS"); do echo "$1"; done
+}
+
+# sum_counter NAME DEV...: the sum of counter NAME over the devices.
+sum_counter() {
+	local name=$1 dev sum=0
+	shift
+	for dev; do sum=$((sum + $(hw_counter "$dev" "$name"))); done
+	echo $sum
+}
+
+# no_collapse NAME RESENT SENT: a result, RESENT under 10% of SENT.
+no_collapse() {
+	ktap_result "$1" "$([ $(($2 * 10)) -lt "$3" ]; echo $?)"
+}
+
 # jain X...: Jain's fairness index of the rates X (1: all equal).
 jain() {
 	echo "$@" | awk '{ for (i = 1; i <= NF; i++) { s += $i; q += $i * $i }
@@ -121,9 +140,7 @@ modprobe -q sch_fq_codel
 bottleneck ns1 veth1
 ktap_result "a $RATE tbf bottleneck with an ECN-marking fq_codel child" $?
 
-# FLOWS senders on srdma1.
-senders=()
-for i in $(seq "$FLOWS"); do senders+=(srdma1); done
+mapfile -t senders < <(devs srdma1)
 cc_params 1
 tx0=$(hw_counter srdma1 tx_pkts) re0=$(hw_counter srdma1 retransmits)
 t0=$(date +%s)
@@ -147,8 +164,7 @@ ktap_result "srdma1 handled them and cut rates ($handled CNPs, $cuts cuts)" \
 # no collapse: that, 20% and more without CC, is what fails here.
 ktap_print "retransmitted $re of $tx packets ($(awk -v r="$re" -v t="$tx" \
 	'BEGIN { printf "%.2f", t ? 100 * r / t : 0 }')%; goal under 1%)"
-ktap_result "no collapse: retransmitted under 10% of the packets sent" \
-	"$([ $((re * 10)) -lt "$tx" ]; echo $?)"
+no_collapse "no collapse: retransmitted under 10% of the packets sent" "$re" "$tx"
 ktap_print "goodput $(awk -v m="$MIB" -v f="$FLOWS" -v t="$t" \
 	'BEGIN { printf "%.1f", t ? m * f * 8.389 / t : 0 }') Mbit/s through $RATE"
 
@@ -164,8 +180,7 @@ ktap_print "goodput $(awk -v m="$MIB" -v f="$FLOWS" -v t="$t" \
 if [ "${CC_READS:-1}" = 1 ]; then
 	line=$(cat $PARAMS/dcqcn_line_rate_mbps)
 	echo "${CC_READ_LINE_MBPS:-${RATE%mbit}}" >$PARAMS/dcqcn_line_rate_mbps
-	readers=()
-	for i in $(seq "$FLOWS"); do readers+=(srdma2); done
+	mapfile -t readers < <(devs srdma2)
 	c0=$(hw_counter srdma1 rp_rate_cuts) tb0=$(hw_counter srdma1 tx_bytes)
 	w0=$(hw_counter srdma1 rp_pace_waits)
 	rr0=$(hw_counter srdma2 retransmits) m0=$(hw_counter srdma2 np_ecn_marked_roce_packets)
@@ -212,24 +227,22 @@ fi
 ip link del srdma-brtest
 incast_up
 ktap_result "incast: 3 senders and a receiver on a bridge, its port to the receiver a $RATE bottleneck" $?
-tx0=0 re0=0
-for i in 1 2 3; do
-	tx0=$((tx0 + $(hw_counter srdma1$i tx_pkts))) re0=$((re0 + $(hw_counter srdma1$i retransmits)))
-done
+incast_senders=(srdma11 srdma12 srdma13)
+tx0=$(sum_counter tx_pkts "${incast_senders[@]}")
+re0=$(sum_counter retransmits "${incast_senders[@]}")
 flows "incast: 3 flows of $MIB MiB into one receiver, none starves, every byte placed" \
-	srdma10 srdma11 srdma12 srdma13
-tx=0 re=0 bad=0 handled=""
-for i in 1 2 3; do
-	tx=$((tx + $(hw_counter srdma1$i tx_pkts))) re=$((re + $(hw_counter srdma1$i retransmits)))
-	h=$(hw_counter srdma1$i rp_cnp_handled)
+	srdma10 "${incast_senders[@]}"
+tx=$(($(sum_counter tx_pkts "${incast_senders[@]}") - tx0))
+re=$(($(sum_counter retransmits "${incast_senders[@]}") - re0))
+bad=0 handled=""
+for dev in "${incast_senders[@]}"; do
+	h=$(hw_counter "$dev" rp_cnp_handled)
 	handled="$handled $h"
 	[ "$h" -gt 0 ] || bad=1
 done
-tx=$((tx - tx0)) re=$((re - re0))
 ktap_result "incast: every sender handled CNPs (${handled# }), srdma10 sent $(hw_counter srdma10 np_cnp_sent)" $bad
 ktap_print "incast: flows took ${FLOW_SECS[*]} s; retransmitted $re of $tx packets"
-ktap_result "incast: no collapse: retransmitted under 10% of the packets sent" \
-	"$([ $((re * 10)) -lt "$tx" ]; echo $?)"
+no_collapse "incast: no collapse: retransmitted under 10% of the packets sent" "$re" "$tx"
 rates=()
 for t in "${FLOW_SECS[@]}"; do rates+=("$(awk -v t="$t" -v m="$MIB" 'BEGIN { printf "%f", t ? m / t : 0 }')"); done
 ktap_print "incast: Jain's fairness over the flows' rates: $(jain "${rates[@]}"), goodput $(echo "${FLOW_SECS[@]}" |

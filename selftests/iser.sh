@@ -29,16 +29,6 @@ over() {
 	ktap_check "$dev: the target comes down" target_down
 }
 
-# dev_add IBDEV: IBDEV again over veth0, after a delete.
-dev_add() {
-	if [ "$1" = rxe0 ]; then
-		rdma link add rxe0 type rxe netdev veth0 &&
-			wait_for 'ibdev_gids rxe0 | grep -q ffff:0a09:0001'
-	else
-		srdma0_add
-	fi
-}
-
 # device_gone IBDEV: IBDEV goes away under a running fio, with both ends
 # on it: the I/O fails once the session's replacement timeout passed, the
 # logout works, and a new device serves again.
@@ -49,7 +39,7 @@ device_gone() {
 	initiator_down
 	no_session || rc=1
 	[ $rc -eq 0 ] || return 1
-	dev_add "$dev" && target_listen_again &&
+	"${dev}_add" && target_listen_again &&
 		initiator_up && is_iser &&
 		blk_verify_small &&
 		initiator_down && target_down

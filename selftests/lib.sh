@@ -208,9 +208,12 @@ srdma0_add() {
 # with. rdma_rxe in 6.1 lives in the initial namespace only, so softrdma
 # must not hold its UDP port 4791 there (srdma_cleanup first).
 rxe0_up() {
-	veth_pair veth0 veth1 10.9.0.1/24 &&
-		modprobe rdma_rxe &&
-		rdma link add rxe0 type rxe netdev veth0 &&
+	veth_pair veth0 veth1 10.9.0.1/24 && modprobe rdma_rxe && rxe0_add
+}
+
+# rxe0 again over the veth0 of rxe0_up, GIDs ready (as srdma0_add).
+rxe0_add() {
+	rdma link add rxe0 type rxe netdev veth0 &&
 		wait_for 'ibdev_gids rxe0 | grep -q ffff:0a09:0001'
 }
 
