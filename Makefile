@@ -10,6 +10,8 @@
 #   make check-debug  lifetime/error-path selftests, failslab and kmemleak
 #                 under a KASAN/lockdep/kmemleak kernel (debug-kernel.sh)
 #   make bench    perftest over softrdma and rdma_rxe in one VM, ratios
+#   make bench-wire  between two hosts (namespaces, VMs): speed, a shared
+#                 bottleneck with CC on and off, loss; against rdma_rxe
 #   make pyverbs  rdma-core's pyverbs suite over softrdma and rdma_rxe in
 #                 one VM; logs in build/pyverbs/
 #   make install  install module and provider on this machine
@@ -59,14 +61,14 @@ VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
-	busybox-static kmod iproute2 binutils gcc make clang pkg-config \
+	busybox-static kmod iproute2 ethtool binutils gcc make clang pkg-config \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
 	nvme-cli fio qperf ucx-utils nfs-kernel-server open-iscsi diod \
 	openmpi-bin libopenmpi-dev dropbear-bin \
 	perftest python3-pyverbs gnuplot-nox tshark \
 	dpkg-dev debhelper dh-dkms mmdebstrap git
 
-.PHONY: all module print-ko print-kver dkms-src provider selftests deps demo check check-debug bench pyverbs unit install \
+.PHONY: all module print-ko print-kver dkms-src provider selftests deps demo check check-debug bench bench-wire pyverbs unit install \
 	uninstall deb clean
 
 all: module provider selftests
@@ -125,6 +127,9 @@ bench: all
 	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
 		qemu-scripts/vm-run.sh -t 2700 -o build/bench/vm -- bench/guest.sh
 	bench/report.sh build/bench/vm/bench.csv build/bench
+
+bench-wire: all
+	bench/wire-run.sh build/bench/wire
 
 # Not in make check yet: softrdma still fails part of the suite.
 pyverbs: all

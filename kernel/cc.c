@@ -11,13 +11,16 @@
  * CNPs go out Not-ECT: they are what tells the sender to slow down, and
  * a queue that marks may also drop what it cannot mark.
  *
- * Paced today: a QP's requests (sends, writes, read requests), first
- * transmissions and retransmissions alike. Read responses and ACKs are
- * not: a responder does not slow its answers down.
+ * Paced: a QP's requests (sends, writes, read requests), first
+ * transmissions and retransmissions alike, and its read responses: one
+ * rate for all it sends. ACKs and atomic responses are not held back.
  */
+#include <linux/ethtool.h>
 #include <linux/module.h>
 #include <linux/timekeeping.h>
 #include <net/inet_ecn.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/restrack.h>
 
 #include "srdma.h"
 
@@ -37,12 +40,16 @@ MODULE_PARM_DESC(dcqcn, "Cut a QP's rate on CNPs and pace it (default on)");
 
 /*
  * DCQCN's knobs, as mlx5 names and defaults them where it has them. The
- * line rate is where a QP's rate recovers to and pacing ends: above what
- * a software device sends, so that an unthrottled QP is never held back.
+ * line rate is where a QP's rate recovers to and pacing ends: a NIC's is
+ * its port's speed, ours the netdev's where it reports one (ethtool),
+ * else SRDMA_LINE_MBPS, above what a software device sends, so that an
+ * unthrottled QP is never held back.
  */
-static unsigned int srdma_rp_line_mbps = 10000;
+#define SRDMA_LINE_MBPS	10000
+static unsigned int srdma_rp_line_mbps;
 module_param_named(dcqcn_line_rate_mbps, srdma_rp_line_mbps, uint, 0644);
-MODULE_PARM_DESC(dcqcn_line_rate_mbps, "Rate a QP recovers to, Mbit/s (default 10000)");
+MODULE_PARM_DESC(dcqcn_line_rate_mbps,
+		 "Rate a QP recovers to, Mbit/s (default 0: the netdev's speed, or 10000 if it reports none)");
 static unsigned int srdma_rp_min_mbps = 1;
 module_param_named(dcqcn_min_rate_mbps, srdma_rp_min_mbps, uint, 0644);
 MODULE_PARM_DESC(dcqcn_min_rate_mbps, "Rate no QP is cut below, Mbit/s (default 1)");
@@ -74,11 +81,31 @@ static unsigned int srdma_rp_burst_us = 50;
 module_param_named(dcqcn_burst_us, srdma_rp_burst_us, uint, 0644);
 MODULE_PARM_DESC(dcqcn_burst_us, "Sending time a paced QP may save up, us (default 50)");
 
-/* The parameters as set now, made safe to compute with. */
-static void srdma_cc_params(struct dcqcn_params *p)
+/**
+ * srdma_cc_link_speed - note the netdev's speed, DCQCN's line rate
+ * @sdev: the device, at registration or a change of its netdev (rtnl)
+ */
+void srdma_cc_link_speed(struct srdma_dev *sdev)
 {
+	struct ethtool_link_ksettings ks;
+	u32 mbps = 0;
+
+	ASSERT_RTNL();
+	if (!__ethtool_get_link_ksettings(sdev->ndev, &ks) &&
+	    ks.base.speed != SPEED_UNKNOWN)
+		mbps = ks.base.speed;
+	WRITE_ONCE(sdev->link_mbps, mbps);
+}
+
+/* The parameters for a QP of @sdev as set now, made safe to compute with. */
+static void srdma_cc_params(const struct srdma_dev *sdev,
+			    struct dcqcn_params *p)
+{
+	u32 line = READ_ONCE(srdma_rp_line_mbps) ?:
+		   READ_ONCE(sdev->link_mbps) ?: SRDMA_LINE_MBPS;
+
 	p->min_rate = max(READ_ONCE(srdma_rp_min_mbps), 1U);
-	p->line_rate = max(READ_ONCE(srdma_rp_line_mbps), p->min_rate);
+	p->line_rate = max(line, p->min_rate);
 	p->ai_rate = READ_ONCE(srdma_rp_ai_mbps);
 	p->hai_rate = READ_ONCE(srdma_rp_hai_mbps);
 	p->g_shift = clamp(READ_ONCE(srdma_rp_g_shift), 1U, 10U);
@@ -189,7 +216,7 @@ void srdma_cc_loss(struct srdma_qp *qp)
 
 	if (!READ_ONCE(srdma_dcqcn))
 		return;
-	srdma_cc_params(&p);
+	srdma_cc_params(qp_sdev(qp), &p);
 	spin_lock(&qp->cc_lock);
 	cut = dcqcn_cnp(&qp->dcqcn, &p, ktime_get_ns());
 	spin_unlock(&qp->cc_lock);
@@ -216,7 +243,7 @@ void srdma_cc_qp_start(struct srdma_qp *qp)
 {
 	struct dcqcn_params p;
 
-	srdma_cc_params(&p);
+	srdma_cc_params(qp_sdev(qp), &p);
 	spin_lock(&qp->cc_lock);
 	dcqcn_init(&qp->dcqcn, &p);
 	spin_unlock(&qp->cc_lock);
@@ -232,7 +259,7 @@ void srdma_cc_qp_init(struct srdma_qp *qp)
 
 	srdma_hrtimer_setup(&qp->pace_timer, srdma_cc_pace_fn,
 			    CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	srdma_cc_params(&p);
+	srdma_cc_params(qp_sdev(qp), &p);
 	dcqcn_init(&qp->dcqcn, &p);
 }
 
@@ -250,7 +277,7 @@ bool srdma_cc_may_send(struct srdma_qp *qp)
 
 	if (likely(!READ_ONCE(qp->dcqcn.limited)))
 		return true;
-	srdma_cc_params(&p);
+	srdma_cc_params(qp_sdev(qp), &p);
 	spin_lock(&qp->cc_lock);
 	now = ktime_get_ns();
 	dcqcn_advance(&qp->dcqcn, &p, now);
@@ -277,9 +304,50 @@ void srdma_cc_sent(struct srdma_qp *qp, u32 bytes)
 
 	if (likely(!READ_ONCE(qp->dcqcn.limited)))
 		return;
-	srdma_cc_params(&p);
+	srdma_cc_params(qp_sdev(qp), &p);
 	spin_lock(&qp->cc_lock);
 	/* as on the wire, with the UDP and IP headers */
 	dcqcn_sent(&qp->dcqcn, &p, bytes + 28, ktime_get_ns());
 	spin_unlock(&qp->cc_lock);
+}
+
+/**
+ * srdma_fill_res_qp_entry - a QP's congestion state for "rdma -dd resource
+ * show qp", as mlx5 shows its own
+ * @msg: the netlink message
+ * @ibqp: the QP
+ *
+ * The DCQCN rate and target rate now (a paced QP's timers advanced to
+ * now on a copy: they run lazily), alpha in 1/1024, and an RC QP's
+ * congestion window in packets.
+ */
+int srdma_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+	struct dcqcn_params p;
+	struct dcqcn_rp rp;
+	struct nlattr *nest;
+
+	srdma_cc_params(qp_sdev(qp), &p);
+	spin_lock_bh(&qp->cc_lock);
+	rp = qp->dcqcn;
+	spin_unlock_bh(&qp->cc_lock);
+	if (rp.limited)
+		dcqcn_advance(&rp, &p, ktime_get_ns());
+
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32(msg, "dcqcn_rate_mbps", rp.rc) ||
+	    rdma_nl_put_driver_u32(msg, "dcqcn_target_mbps", rp.rt) ||
+	    rdma_nl_put_driver_u32(msg, "dcqcn_alpha", rp.alpha) ||
+	    rdma_nl_put_driver_u32(msg, "dcqcn_line_mbps", p.line_rate) ||
+	    (ibqp->qp_type == IB_QPT_RC &&
+	     rdma_nl_put_driver_u32(msg, "cwnd_pkts",
+				    READ_ONCE(qp->cwnd.cwnd)))) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
 }

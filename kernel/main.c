@@ -115,6 +115,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.destroy_srq = srdma_destroy_srq,
 	.detach_mcast = srdma_detach_mcast,
 	.disassociate_ucontext = srdma_disassociate_ucontext,
+	.fill_res_qp_entry = srdma_fill_res_qp_entry,
 	.get_dma_mr = srdma_get_dma_mr,
 	.get_hw_stats = srdma_get_hw_stats,
 	.get_link_layer = srdma_get_link_layer,
@@ -268,6 +269,7 @@ static int srdma_newlink(const char *ibdev_name, struct net_device *ndev)
 	ndev_alive = ndev->reg_state == NETREG_REGISTERED;
 	if (ndev_alive && !list_empty(&sdev->list)) {
 		sdev->registered = true;
+		srdma_cc_link_speed(sdev);
 		srdma_port_event(sdev);
 	}
 	mutex_unlock(&srdma_dev_lock);
@@ -306,8 +308,10 @@ static int srdma_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UP:
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
-		if (sdev->registered)
-			srdma_port_event(sdev);
+		if (!sdev->registered)
+			break;
+		srdma_cc_link_speed(sdev);
+		srdma_port_event(sdev);
 		break;
 	}
 out:

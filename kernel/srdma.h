@@ -93,6 +93,8 @@
  * @loop: queues of packets sent to this host, by destination QPN
  *	(loop.c), drained and freed in dealloc_driver before the device
  *	leaves @net_node
+ * @link_mbps: the netdev's speed in Mbit/s (0: it reports none), DCQCN's
+ *	line rate (cc.c); set under rtnl at registration and link changes
  *
  * Lifetime: allocated by srdma_newlink() and owned by the RDMA core from
  * ib_register_device() on. The core calls srdma_dealloc_driver() on
@@ -126,6 +128,7 @@ struct srdma_dev {
 	u32 nmcg;
 	struct srdma_counters __percpu *counters;
 	struct srdma_loop *loop;
+	u32 link_mbps;
 };
 
 static inline struct srdma_dev *to_sdev(struct ib_device *ibdev)
@@ -823,6 +826,8 @@ void srdma_cc_qp_start(struct srdma_qp *qp);
 bool srdma_cc_may_send(struct srdma_qp *qp);
 void srdma_cc_loss(struct srdma_qp *qp);
 void srdma_cc_sent(struct srdma_qp *qp, u32 bytes);
+void srdma_cc_link_speed(struct srdma_dev *sdev);
+int srdma_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 
 /* A connected QP's packets. */
 static inline int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)

@@ -15,21 +15,15 @@
 # the receiver is the bottleneck; every sender is told to slow down (CNPs
 # handled), and no flow starves: each completes byte-exact.
 . "$(dirname "$0")/lib.sh"
+. "$SELFTESTS/cc_lib.sh"
 trap 'cc_params 1; srdma_cleanup' EXIT
 
 RATE=${CC_RATE:-20mbit}
 MIB=${CC_MIB:-4}
 FLOWS=${CC_FLOWS:-4}
-PARAMS=/sys/module/softrdma/parameters
 
-ktap_plan 15
+ktap_plan 16
 srdma_cleanup
-
-# cc_params 0|1: ECN marking and DCQCN off or on.
-cc_params() {
-	[ -w $PARAMS/ecn ] || return 0
-	echo "$1" >$PARAMS/ecn && echo "$1" >$PARAMS/dcqcn
-}
 
 # flows NAME PEER DEV...: an rc_stream from a QP on each DEV to one on
 # PEER at once, each of FLOW_OPS (rc_stream's OPS: default w, RDMA WRITEs
@@ -60,27 +54,6 @@ flows() {
 	ktap_result "$name" $bad
 }
 
-# bottleneck NS DEV: DEV of namespace NS sends through a $RATE tbf with
-# an fq_codel child that marks CE past 2 ms of queue.
-bottleneck() {
-	ip netns exec "$1" tc qdisc add dev "$2" root handle 1: tbf rate "$RATE" \
-		burst 64kb latency 100ms &&
-		ip netns exec "$1" tc qdisc add dev "$2" parent 1:1 handle 10: \
-			fq_codel ecn ce_threshold 2ms
-}
-
-# rps_all NS DEV: DEV's receive queues steer to every CPU by flow hash.
-# The qdisc hands packets to DEV on whichever CPU dequeues them, and each
-# CPU's backlog is taken in on its own: steer each flow to one CPU, as a
-# NIC's RSS does, or the link itself reorders (sequence NAKs).
-rps_all() {
-	local cpus
-	cpus=$(printf '%x' $(((1 << $(nproc)) - 1)))
-	# shellcheck disable=SC2016
-	ip netns exec "$1" sh -c 'for q in /sys/class/net/$1/queues/rx-*/rps_cpus; do
-		echo "$2" >"$q"; done' sh "$2" "$cpus"
-}
-
 # incast_up: namespaces in0 (the receiver, srdma10) and in1..in3 (the
 # senders, srdma11..13) on bridge br0 of namespace sw; br0's port p0 to
 # the receiver is the bottleneck.
@@ -99,7 +72,7 @@ incast_up() {
 			ip netns exec in$i rdma link add srdma1$i type softrdma \
 				netdev eth0 || return
 	done
-	rps_all in0 eth0 && bottleneck sw p0 || return
+	rps_all in0 eth0 && bottleneck sw p0 "$RATE" || return
 	for i in 0 1 2 3; do
 		wait_for "ibdev_gids srdma1$i | grep -q ffff:0a0a:000$((i + 1))" || return
 	done
@@ -124,12 +97,6 @@ no_collapse() {
 	ktap_result "$1" "$([ $(($2 * 10)) -lt "$3" ]; echo $?)"
 }
 
-# jain X...: Jain's fairness index of the rates X (1: all equal).
-jain() {
-	echo "$@" | awk '{ for (i = 1; i <= NF; i++) { s += $i; q += $i * $i }
-		printf "%.3f", q ? s * s / (NF * q) : 0 }'
-}
-
 ns_pair || { ktap_result "two namespaces with a softrdma device each" 1; ktap_finish; }
 ip -n ns1 link set veth1 mtu 9000
 ip -n ns2 link set veth2 mtu 9000
@@ -137,7 +104,7 @@ rps_all ns2 veth2
 ktap_print "veth2 rps_cpus: $(ip netns exec ns2 sh -c 'cat /sys/class/net/veth2/queues/rx-*/rps_cpus' 2>&1 | tr '\n' ' ')"
 modprobe -q sch_tbf
 modprobe -q sch_fq_codel
-bottleneck ns1 veth1
+bottleneck ns1 veth1 "$RATE"
 ktap_result "a $RATE tbf bottleneck with an ECN-marking fq_codel child" $?
 
 mapfile -t senders < <(devs srdma1)
@@ -178,15 +145,30 @@ ktap_print "goodput $(awk -v m="$MIB" -v f="$FLOWS" -v t="$t" \
 # guest, responses through this queue outlast rc_stream's 67 ms ACK
 # timeout whatever the pacing, and READs run out of retries).
 if [ "${CC_READS:-1}" = 1 ]; then
-	line=$(cat $PARAMS/dcqcn_line_rate_mbps)
-	echo "${CC_READ_LINE_MBPS:-${RATE%mbit}}" >$PARAMS/dcqcn_line_rate_mbps
+	line=$(cat $CC_PARAMS/dcqcn_line_rate_mbps)
+	echo "${CC_READ_LINE_MBPS:-${RATE%mbit}}" >$CC_PARAMS/dcqcn_line_rate_mbps
 	mapfile -t readers < <(devs srdma2)
 	c0=$(hw_counter srdma1 rp_rate_cuts) tb0=$(hw_counter srdma1 tx_bytes)
 	w0=$(hw_counter srdma1 rp_pace_waits)
 	rr0=$(hw_counter srdma2 retransmits) m0=$(hw_counter srdma2 np_ecn_marked_roce_packets)
 	t0=$(date +%s)
+	# Meanwhile, the lowest rate "rdma -dd resource show qp" shows for
+	# srdma1's RC QPs (the responders), sampled every 0.2 s.
+	rates=$(mktemp)
+	while :; do
+		rdma -dd resource show qp link srdma1/1 | awk '/type RC/ {
+			for (i = 1; i < NF; i++) if ($i == "drv_dcqcn_rate_mbps") print $(i + 1) }'
+		sleep 0.2
+	done >"$rates" &
+	sampler=$!
 	FLOW_OPS=r flows "$FLOWS flows of $MIB MiB of READs through it: every byte placed" \
 		srdma1 "${readers[@]}"
+	kill $sampler
+	wait $sampler 2>/dev/null
+	low=$(sort -n "$rates" | head -n 1)
+	ktap_result "READs: rdma resource shows a cut rate: ${low:-none} Mbit/s (line $(cat $CC_PARAMS/dcqcn_line_rate_mbps)) in $(wc -l <"$rates") samples" \
+		"$([ -n "$low" ] && [ "$low" -lt "$(cat $CC_PARAMS/dcqcn_line_rate_mbps)" ]; echo $?)"
+	rm -f "$rates"
 	cuts=$(($(hw_counter srdma1 rp_rate_cuts) - c0)) rr=$(($(hw_counter srdma2 retransmits) - rr0))
 	tb=$(($(hw_counter srdma1 tx_bytes) - tb0)) need=$((FLOWS * MIB * 1048576))
 	waits=$(($(hw_counter srdma1 rp_pace_waits) - w0))
@@ -195,12 +177,12 @@ if [ "${CC_READS:-1}" = 1 ]; then
 	# srdma1 sent nothing but read responses here: each wait held one back.
 	ktap_result "READs: srdma1's read responses waited for its rate ($waits waits)" \
 		"$([ "$waits" -gt 0 ]; echo $?)"
-	echo "$line" >$PARAMS/dcqcn_line_rate_mbps
+	echo "$line" >$CC_PARAMS/dcqcn_line_rate_mbps
 	ktap_print "READs: $(($(date +%s) - t0)) s; srdma1 sent $tb bytes (headers included) for $need read; srdma2 took in $(($(hw_counter srdma2 np_ecn_marked_roce_packets) - m0)) marked, asked again $rr times"
 	ktap_result "READs: paced responses, no collapse: srdma1 sent under 10% more than was read" \
 		"$([ $((tb * 10)) -lt $((need * 11)) ]; echo $?)"
 else
-	for name in "$FLOWS flows of READs" "srdma1 cut its rates" \
+	for name in "$FLOWS flows of READs" "a cut rate shown" "srdma1 cut its rates" \
 		    "read responses waited for the rate" "no collapse"; do
 		ktap_skip "READs: $name" "CC_READS=0"
 	done

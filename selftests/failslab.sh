@@ -37,8 +37,7 @@ srdma_cleanup
 veth_pair veth0 veth1 10.9.0.1/24 || exit $KSFT_FAIL
 rdma link add srdma0 type softrdma netdev veth0 || exit $KSFT_FAIL
 wait_for 'ibdev_gids srdma0 | grep -q ":ffff:0a09:0001$"' || exit $KSFT_FAIL
-gid_index=$(grep -l ':ffff:0a09:0001$' /sys/class/infiniband/srdma0/ports/1/gids/* |
-	head -n 1 | sed 's|.*/||')
+gid_index=$(gid_index srdma0)
 
 echo 0 >"$FS/probability"
 echo 1 >"$FS/interval"

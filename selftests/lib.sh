@@ -308,11 +308,13 @@ across_run() {
 		awk -F'|' -v n="$name" '$1 == n { print $2 }')"
 }
 
-# ns_pair: two hosts in one guest: namespaces ns1 and ns2 joined by
+# ns_pair [rxe]: two hosts in one guest: namespaces ns1 and ns2 joined by
 # veth1/veth2 (10.9.0.1 and .2, fd09::1 and ::2), with srdma1 and srdma2
-# over them, their GIDs up.
+# over them (rxe1 and rxe2 with "rxe", where rdma_rxe keeps a socket per
+# namespace: sid's 7.2 does, 6.1's does not), their GIDs up.
 ns_pair() {
-	local i
+	local i type=softrdma name=srdma
+	[ "${1:-}" = rxe ] && type=rxe name=rxe
 	ip netns add ns1 && ip netns add ns2 &&
 		ip link add veth1 netns ns1 type veth peer name veth2 netns ns2 ||
 		return
@@ -321,10 +323,16 @@ ns_pair() {
 			ip -n ns$i addr add 10.9.0.$i/24 dev veth$i &&
 			ip -n ns$i addr add fd09::$i/64 dev veth$i nodad &&
 			ip -n ns$i link set veth$i up &&
-			ip netns exec ns$i rdma link add srdma$i type softrdma \
+			ip netns exec ns$i rdma link add $name$i type $type \
 				netdev veth$i || return
 	done
-	wait_for 'ibdev_gids srdma2 | grep -q "^fd09:0000:0000:0000:0000:0000:0000:0002$"'
+	wait_for "ibdev_gids ${name}2 | grep -q '^fd09:0000:0000:0000:0000:0000:0000:0002$'"
+}
+
+# gid_index IBDEV: the index of the device's (first) IPv4 GID.
+gid_index() {
+	grep -l ':ffff:' /sys/class/infiniband/"$1"/ports/1/gids/* |
+		head -n 1 | sed 's#.*/##'
 }
 
 # pair_result NAME OUT RC_CLIENT RC_SERVER: the TAP result of a client and

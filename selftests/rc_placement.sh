@@ -15,12 +15,6 @@ srdma0_up || exit $KSFT_FAIL
 "$PROG" srdma0 1
 loop_rc=$?
 
-# gid_index IBDEV: the index of the device's IPv4 GID.
-gid_index() {
-	grep -l ':ffff:' /sys/class/infiniband/"$1"/ports/1/gids/* |
-		head -n 1 | sed 's#.*/##'
-}
-
 srdma_cleanup
 modprobe sch_netem 2>/dev/null
 if ! ns_pair || ! ip netns exec ns1 tc qdisc add dev veth1 root netem loss 5% ||

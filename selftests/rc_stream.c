@@ -25,6 +25,10 @@
  * (SRDMA_MAX_RD_ATOMIC) and the ACK of each WRITE waits behind the read
  * responses before it. On a loss-free path nothing may be resent (the
  * caller checks the counters).
+ *
+ * RC_STREAM_PROGRESS_MS=N: every N ms, a line "# progress MS BYTES" (ms
+ * since the stream began, its bytes completed so far) for a rate over time
+ * (bench/wire.sh).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,6 +70,7 @@ static struct end A = { .dev = NULL }, B;
 static uint32_t seed;
 static uint32_t window = WINDOW;	/* messages in flight */
 static bool mixed;			/* OPS m: odd messages WRITE */
+static uint64_t progress_ms;		/* RC_STREAM_PROGRESS_MS */
 
 static uint64_t now_ms(void)
 {
@@ -286,7 +291,8 @@ static enum ibv_wr_opcode msg_op(enum ibv_wr_opcode op, uint32_t msg)
 static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 {
 	uint32_t posted = 0, done = 0, recvd = 0, i;
-	uint64_t t0 = now_ms(), last = t0;
+	uint64_t t0 = now_ms(), last = t0, report = t0 + progress_ms;
+	uint64_t bytes = 0;
 	const uint8_t *got;
 	struct ibv_wc wc[16];
 	int k, j;
@@ -308,6 +314,12 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 				return ktap_expect(false, "post_send failed: %s",
 						   strerror(errno));
 			posted++;
+		}
+		if (progress_ms && now_ms() >= report) {
+			ktap_print("progress %" PRIu64 " %" PRIu64, now_ms() - t0,
+				   bytes);
+			fflush(stdout);
+			report += progress_ms;
 		}
 		k = ibv_poll_cq(A.cq, 16, wc);
 		if (k < 0)
@@ -366,6 +378,7 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 					return ktap_expect(false, "%s: message %u byte %" PRId64 " wrong",
 							   name, done, at);
 			}
+			bytes += msg_len(done);
 			done++;
 		}
 	}
@@ -419,6 +432,8 @@ int main(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 	seed = argc > 4 ? strtoul(argv[4], NULL, 0) : 1;
+	if (getenv("RC_STREAM_PROGRESS_MS"))
+		progress_ms = strtoull(getenv("RC_STREAM_PROGRESS_MS"), NULL, 0);
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		plan += !!strchr(which, ops[i].key);
 	ktap_plan(plan + 1);

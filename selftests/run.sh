@@ -7,7 +7,7 @@
 # usage: run.sh [TEST...]    (default: every test in TESTS)
 . "$(dirname "$0")/lib.sh"
 
-TESTS="link.sh port.sh verbs.sh objects.sh counters.sh integrity.sh limits.sh tools.sh cm.sh nvme_of.sh nfs_rdma.sh p9_rdma.sh iser.sh srp.sh clients.sh mpi.sh transports.sh ud_verbs.sh ud_mcast.sh srq.sh srq_verbs.sh xrc.sh xrc_verbs.sh odp.sh odp_verbs.sh atomics.sh rc_atomic.sh rc_mw.sh verbs_ex.sh rc_placement.sh dm_verbs.sh verbs_import.sh cq_resize.sh wire.sh provider.sh netns.sh hostile.sh hostile_user.sh ring_abuse.sh netem.sh congestion.sh teardown.sh verbs_removal.sh teardown_traffic.sh pyverbs.sh"
+TESTS="link.sh port.sh verbs.sh objects.sh counters.sh integrity.sh limits.sh tools.sh cm.sh nvme_of.sh nfs_rdma.sh p9_rdma.sh iser.sh srp.sh clients.sh mpi.sh transports.sh ud_verbs.sh ud_mcast.sh srq.sh srq_verbs.sh xrc.sh xrc_verbs.sh odp.sh odp_verbs.sh atomics.sh rc_atomic.sh rc_mw.sh verbs_ex.sh rc_placement.sh dm_verbs.sh verbs_import.sh cq_resize.sh wire.sh provider.sh netns.sh hostile.sh hostile_user.sh ring_abuse.sh netem.sh congestion.sh cc_state.sh teardown.sh verbs_removal.sh teardown_traffic.sh pyverbs.sh"
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 
 passed=0 failed=0 skipped=0

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# "make bench-profile", inside the test VM: where the CPU goes on the wire
+# path. Two namespaces over a veth (ns_pair), ib_write_bw from ns1 to ns2
+# at PROFILE_SIZES, and perf samples every CPU meanwhile (cpu-clock: TCG
+# has no PMU; kernel and module symbols from /proc/kallsyms). softrdma,
+# then rdma_rxe where it works across namespaces. Writes
+# $VM_OUT/profile-DEV-SIZE.txt: the run's result, perf's flat profile by
+# symbol, and the same by DSO.
+. "$(dirname "$0")/../selftests/lib.sh"
+trap srdma_cleanup EXIT
+
+SIZES=${PROFILE_SIZES:-"4096 65536"}
+SECS=${PROFILE_SECS:-6}
+PORT=18540
+
+# profile TYPE: ns_pair's devices of TYPE, a profile for each size.
+profile() {
+	local name=srdma size out
+	[ "$1" = rxe ] && name=rxe
+	srdma_cleanup
+	ns_pair "$1" && ip -n ns1 link set veth1 mtu 9000 &&
+		ip -n ns2 link set veth2 mtu 9000 &&
+		wait_for "ibdev_gids ${name}1 | grep -q ':ffff:'" || return
+	for size in $SIZES; do
+		out=$VM_OUT/profile-$1-$size.txt
+		ip netns exec ns2 timeout 60 ib_write_bw -d ${name}2 \
+			-x "$(gid_index ${name}2)" -F -p $PORT -s "$size" \
+			-D $((SECS + 4)) >/dev/null 2>&1 &
+		wait_for "ip netns exec ns2 ss -Hltn 'sport = :$PORT' | grep -q ." 60
+		ip netns exec ns1 timeout 60 ib_write_bw -d ${name}1 \
+			-x "$(gid_index ${name}1)" -F -p $PORT -s "$size" \
+			-D $((SECS + 4)) 10.9.0.2 >"$out.run" 2>&1 &
+		sleep 2
+		perf record -q -a -g -e cpu-clock -F 997 -o "$out.data" \
+			-- sleep "$SECS" 2>/dev/null
+		wait
+		{
+			echo "== $1, ib_write_bw $size B, ns1 -> ns2"
+			awk -v s="$size" '$1 == s' "$out.run"
+			echo "== by symbol (self)"
+			perf report -q -i "$out.data" --stdio --no-children \
+				--sort sym -g none --percent-limit 0.7 2>/dev/null
+			echo "== by DSO (self)"
+			perf report -q -i "$out.data" --stdio --no-children \
+				--sort dso -g none --percent-limit 1 2>/dev/null
+		} >"$out"
+		rm -f "$out.run" "$out.data"
+		cat "$out"
+	done
+}
+
+srdma_install_module
+profile softrdma
+if modprobe rdma_rxe && grep -q ' rxe_ns_init' /proc/kallsyms; then
+	profile rxe
+fi

@@ -1,0 +1,181 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# "make bench-wire", inside one test VM: the wire path between two hosts,
+# as two namespaces joined by a veth (ns_pair), MTU 9000. softrdma, and
+# rdma_rxe the same way where this kernel's rdma_rxe keeps a socket per
+# namespace (sid's 7.2; 6.1's cannot, so its rows stay empty there):
+#  - speed: ib_write_bw at 4 KiB and 64 KiB, ib_send_bw's 64 B message
+#    rate, ib_write_lat at 8 B; REPS runs each;
+#  - a shared bottleneck (cc_lib.sh's: a BN_RATE tbf, in mbit, whose codel
+#    FIFO marks CE: one queue for all, so that neither fairness nor the
+#    latency probe owes anything to a per-flow scheduler): BN_FLOWS flows of 64 KiB RDMA WRITEs for BN_SECS,
+#    each reporting every second, and an 8 B ib_write_lat across the same
+#    queue from the 5th second on; softrdma with CC on, with CC off, and
+#    rdma_rxe;
+#  - loss: a drop-tail BN_RATE bottleneck that also drops 1% or 5% at
+#    random; one 64 KiB ib_write_bw flow, LOSS_REPS runs; same modes.
+# Writes MODE,TEST,PARAM,VALUE lines to $VM_OUT/wire.csv and each
+# bottleneck run's per-second flow rates to $VM_OUT/series-MODE.dat (a
+# column a flow); bench/wire-report.sh reads them.
+. "$(dirname "$0")/../selftests/lib.sh"
+. "$SELFTESTS/cc_lib.sh"
+. "$(dirname "$0")/wire_lib.sh"
+trap 'cc_params 1; srdma_cleanup' EXIT
+
+REPS=${REPS:-5}
+SECS=${SECS:-4}
+BN_RATE=${BN_RATE:-20mbit}
+BN_FLOWS=${BN_FLOWS:-4}
+BN_SECS=${BN_SECS:-40}
+BN_LAT_ITERS=${BN_LAT_ITERS:-200}
+LOSS_SECS=${LOSS_SECS:-10}
+LOSS_REPS=${LOSS_REPS:-3}
+CSV=$VM_OUT/wire.csv
+PORT=18520
+LOG=$VM_OUT/wire-tools.log
+
+# perf NS DEV TOOL PORT ARGS...: TOOL on DEV in namespace NS, its TCP side
+# channel on PORT; the client when the last of ARGS is an address.
+perf() {
+	local ns=$1 dev=$2 tool=$3 port=$4
+	shift 4
+	ip netns exec "$ns" timeout -k 5 "${PERF_TIMEOUT:-120}" "$tool" \
+		-d "$dev" -x "$(gid_index "$dev")" -F -p "$port" "$@"
+}
+
+# listening PORT: a server's side channel listens on PORT in ns2.
+listening() {
+	wait_for "ip netns exec ns2 ss -Hltn 'sport = :$1' | grep -q ." 60
+}
+
+# pair_run TOOL PORT ARGS...: TOOL's server on ns2's device, its client on
+# ns1's: the client's output on stdout, both sides' errors in $LOG.
+pair_run() {
+	local tool=$1 port=$2 pid
+	shift 2
+	echo "== $DEVN $tool $*" >>"$LOG"
+	perf ns2 "${DEVN}2" "$tool" "$port" "$@" >/dev/null 2>>"$LOG" &
+	pid=$!
+	listening "$port"
+	perf ns1 "${DEVN}1" "$tool" "$port" "$@" 10.9.0.2 2>>"$LOG"
+	wait $pid
+}
+
+# point MODE NAME PARAM COLUMN TOOL SIZE ARGS...: REPS runs of TOOL
+# between the namespaces; column COLUMN of each result to the CSV as NAME
+# at PARAM; a run that gave none counts 0 with ZERO_RUN set, else is left
+# out.
+point() {
+	local mode=$1 name=$2 param=$3 col=$4 tool=$5 size=$6 _ r
+	shift 6
+	for _ in $(seq "$REPS"); do
+		r=$(pair_run "$tool" "$PORT" -s "$size" "$@" |
+			row "$mode" "$name" "$param" "$col" "$size")
+		[ -z "$r" ] && [ -n "${ZERO_RUN:-}" ] && r="$mode,$name,$param,0"
+		[ -z "$r" ] || echo "$r" >>"$CSV"
+	done
+}
+
+# counters MODE: the devices' counters after MODE's runs.
+counters() {
+	local d
+	for d in "${DEVN}1" "${DEVN}2"; do
+		echo "$1 $(rdma statistic show link "$d/1" | tr -s ' \n' ' ')"
+	done >>"$VM_OUT/wire-counters.txt"
+}
+
+# shared MODE: BN_FLOWS rc_stream flows of RDMA WRITEs (every byte
+# checked; perftest's per-second reports are unreliable at these rates)
+# from ns1's device to ns2's through the bottleneck, each reporting its
+# progress every second, stopped after BN_SECS; from the 5th second an 8 B
+# ib_write_lat across the same queue.
+shared() {
+	local mode=$1 i pids=() lat mib
+	# Enough for one flow alone to fill the link for the whole run.
+	mib=$(( ${BN_RATE%mbit} * BN_SECS / 8 + 1))
+	for i in $(seq "$BN_FLOWS"); do
+		RC_STREAM_PROGRESS_MS=1000 timeout "$BN_SECS" \
+			"$SELFTESTS/rc_stream" "${DEVN}1" "${DEVN}2" "$mib" "$i" w \
+			>"$VM_OUT/flow-$mode-$i.txt" 2>&1 &
+		pids+=($!)
+	done
+	sleep 5
+	lat=$(PERF_TIMEOUT=$((BN_SECS - 6)) pair_run ib_write_lat \
+		$((PORT + 10)) -s 8 -n "$BN_LAT_ITERS")
+	echo "$lat" | row "$mode" bn_lat_us 8 5 8 >>"$CSV"
+	echo "$lat" | row "$mode" bn_lat_p99_us 8 8 8 >>"$CSV"
+	wait "${pids[@]}"
+	# Each flow's rate (MB/s of 2^20 bytes, as perftest's) in each second:
+	# a column a flow, a row a second.
+	for i in $(seq "$BN_FLOWS"); do
+		awk '$2 == "progress" { printf "%.3f\n", ($4 - b) / 1048576; b = $4 }' \
+			"$VM_OUT/flow-$mode-$i.txt" >"$VM_OUT/flow-$mode-$i.col"
+	done
+	paste "$VM_OUT"/flow-"$mode"-*.col | awk '{ print NR, $0 }' \
+		>"$VM_OUT/series-$mode.dat"
+	rm -f "$VM_OUT"/flow-"$mode"-*.col
+	counters "$mode"
+}
+
+# lossy MODE: REPS runs of one 64 KiB flow through a drop-tail bottleneck
+# that drops 1%, then 5%, at random.
+lossy() {
+	local loss
+	for loss in 1 5; do
+		ip netns exec ns1 tc qdisc del dev veth1 root 2>/dev/null
+		lossy_bottleneck ns1 veth1 "$BN_RATE" "$loss%" || return
+		# A flow that gave up (retries exhausted) moved nothing: 0.
+		REPS=$LOSS_REPS ZERO_RUN=1 point "$1" loss_MBps "$loss" 4 ib_write_bw 65536 \
+			-D "$LOSS_SECS"
+	done
+	counters "$1-loss"
+}
+
+# cc_for MODE: softrdma's CC off for a MODE named *_ccoff, else on.
+cc_for() {
+	case $1 in
+	*_ccoff) cc_params 0 ;;
+	*) cc_params 1 ;;
+	esac
+}
+
+# wire TYPE: ns_pair's devices of TYPE (softrdma or rxe), and every case;
+# softrdma's bottleneck and loss cases with CC on and off.
+wire() {
+	local mode modes=("$1")
+	srdma_cleanup
+	[ "$1" = rxe ] && DEVN=rxe || DEVN=srdma
+	[ "$1" = softrdma ] && modes+=(softrdma_ccoff)
+	ns_pair "$1" || { echo "# $1: no two namespaces with a device each"; return 1; }
+	ip -n ns1 link set veth1 mtu 9000 && ip -n ns2 link set veth2 mtu 9000 &&
+		rps_all ns2 veth2 || return
+	wait_for "ibdev_gids ${DEVN}1 | grep -q ':ffff:'" || return
+	speed "$1"
+	counters "$1-speed"
+	bottleneck ns1 veth1 "$BN_RATE" codel || return
+	for mode in "${modes[@]}"; do
+		cc_for "$mode"
+		shared "$mode"
+	done
+	for mode in "${modes[@]}"; do
+		cc_for "$mode"
+		lossy "$mode"
+	done
+	cc_params 1
+}
+
+: >"$LOG"
+echo "link,bn_rate_mbit,0,${BN_RATE%mbit}" >"$CSV"
+: >"$VM_OUT/wire-counters.txt"
+srdma_install_module
+modprobe -q sch_tbf
+modprobe -q sch_fq_codel
+modprobe -q sch_netem
+echo "# $(uname -r), perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null)"
+wire softrdma
+if modprobe rdma_rxe && grep -q ' rxe_ns_init' /proc/kallsyms; then
+	wire rxe
+else
+	echo "# rdma_rxe of $(uname -r) has no socket per namespace: softrdma only"
+fi
+cat "$CSV"
