@@ -12,6 +12,7 @@
 #   make bench    perftest over softrdma and rdma_rxe in one VM, ratios
 #   make bench-wire  between two hosts (namespaces, VMs): speed, a shared
 #                 bottleneck with CC on and off, loss; against rdma_rxe
+#   make bench-profile  perf of the wire path (two namespaces), by symbol
 #   make pyverbs  rdma-core's pyverbs suite over softrdma and rdma_rxe in
 #                 one VM; logs in build/pyverbs/
 #   make install  install module and provider on this machine
@@ -65,10 +66,10 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
 	nvme-cli fio qperf ucx-utils nfs-kernel-server open-iscsi diod \
 	openmpi-bin libopenmpi-dev dropbear-bin \
-	perftest python3-pyverbs gnuplot-nox tshark \
+	perftest python3-pyverbs gnuplot-nox tshark linux-perf \
 	dpkg-dev debhelper dh-dkms mmdebstrap git
 
-.PHONY: all module print-ko print-kver dkms-src provider selftests deps demo check check-debug bench bench-wire pyverbs unit install \
+.PHONY: all module print-ko print-kver dkms-src provider selftests deps demo check check-debug bench bench-wire bench-profile pyverbs unit install \
 	uninstall deb clean
 
 all: module provider selftests
@@ -130,6 +131,11 @@ bench: all
 
 bench-wire: all
 	bench/wire-run.sh build/bench/wire
+
+bench-profile: all
+	qemu-scripts/stage-modules.sh $(KVER) build/modroot
+	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
+		qemu-scripts/vm-run.sh -t 900 -o build/bench/profile -- bench/profile.sh
 
 # Not in make check yet: softrdma still fails part of the suite.
 pyverbs: all

@@ -27,7 +27,8 @@ point() {
 			"ss -Hltn 'sport = :$TOOL_PORT' | grep -q ." \
 			"$tool $args" "$tool $args PEER" "$keep"
 		[ "$VM_HOST" = b ] &&
-			row "$mode" "$name" "$param" "$col" "$size" <"$keep" >>"$CSV"
+			row "$mode" "$name" "$param" "$col" "$size" <"$keep" \
+				>>"$CSV" 2>>"$VM_OUT/wire-notes.txt"
 	done
 }
 

@@ -6,7 +6,7 @@
 # has no PMU; kernel and module symbols from /proc/kallsyms). softrdma,
 # then rdma_rxe where it works across namespaces. Writes
 # $VM_OUT/profile-DEV-SIZE.txt: the run's result, perf's flat profile by
-# symbol, and the same by DSO.
+# symbol, and by command and DSO.
 . "$(dirname "$0")/../selftests/lib.sh"
 trap srdma_cleanup EXIT
 
@@ -31,19 +31,29 @@ profile() {
 		ip netns exec ns1 timeout 60 ib_write_bw -d ${name}1 \
 			-x "$(gid_index ${name}1)" -F -p $PORT -s "$size" \
 			-D $((SECS + 4)) 10.9.0.2 >"$out.run" 2>&1 &
-		sleep 2
+		# Sample once the client moves data (its QP is in RTS).
+		wait_for "rdma resource show qp link ${name}1/1 | grep -q 'type RC state RTS'" 30
+		sleep 1
+		t0=$(head -n 1 /proc/stat)
 		perf record -q -a -g -e cpu-clock -F 997 -o "$out.data" \
 			-- sleep "$SECS" 2>/dev/null
+		t1=$(head -n 1 /proc/stat)
 		wait
 		{
 			echo "== $1, ib_write_bw $size B, ns1 -> ns2"
 			awk -v s="$size" '$1 == s' "$out.run"
+			# The kernel's own account: perf's samples of a TCG
+			# guest land on the idle loop more than its time does.
+			echo "$t0 $t1" | awk '{ for (i = 2; i <= 9; i++) {
+				d[i] = $(i + 11) - $i; t += d[i] }
+				printf "== CPU time (/proc/stat): user %.0f%% system %.0f%% softirq %.0f%% idle %.0f%%\n",
+				100 * d[2] / t, 100 * d[4] / t, 100 * d[8] / t, 100 * d[5] / t }'
 			echo "== by symbol (self)"
 			perf report -q -i "$out.data" --stdio --no-children \
 				--sort sym -g none --percent-limit 0.7 2>/dev/null
-			echo "== by DSO (self)"
+			echo "== by command and DSO (self)"
 			perf report -q -i "$out.data" --stdio --no-children \
-				--sort dso -g none --percent-limit 1 2>/dev/null
+				--sort comm,dso -g none --percent-limit 1 2>/dev/null
 		} >"$out"
 		rm -f "$out.run" "$out.data"
 		cat "$out"

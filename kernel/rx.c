@@ -27,6 +27,7 @@ static int srdma_rx_icrc(struct sk_buff *skb, u32 len)
 	u32 off = sizeof(*udph) + ROCE_BTH_LEN, crc;
 	u8 buf[ROCE_ICRC_LEN];
 	const void *field;
+	bool quirk;
 
 	if (skb->protocol == htons(ETH_P_IP)) {
 		const struct iphdr *iph = ip_hdr(skb);
@@ -43,14 +44,10 @@ static int srdma_rx_icrc(struct sk_buff *skb, u32 len)
 				   ROCE_ICRC_LEN, buf);
 	if (!field)
 		return -ROCE_DROP_BAD_ICRC;
-	if (roce_icrc_get(field) == roce_icrc_final(crc))
-		return 0;
-	if (roce_icrc_rxe_quirk(skb->data[sizeof(*udph)]) &&
-	    roce_icrc_get(field) ==
-	    roce_icrc_final(srdma_skb_crc(skb, sizeof(*udph),
-					  len - ROCE_ICRC_LEN, crc)))
-		return ROCE_ICRC_RXE_FLUSH;
-	return -ROCE_DROP_BAD_ICRC;
+	quirk = roce_icrc_rxe_quirk(skb->data[sizeof(*udph)]);
+	return roce_icrc_verdict(roce_icrc_get(field), crc, quirk,
+				 quirk ? srdma_skb_crc(skb, sizeof(*udph),
+						       len - ROCE_ICRC_LEN, crc) : 0);
 }
 
 /*

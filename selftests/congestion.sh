@@ -84,14 +84,6 @@ devs() {
 	for i in $(seq "$FLOWS"); do echo "$1"; done
 }
 
-# sum_counter NAME DEV...: the sum of counter NAME over the devices.
-sum_counter() {
-	local name=$1 dev sum=0
-	shift
-	for dev; do sum=$((sum + $(hw_counter "$dev" "$name"))); done
-	echo $sum
-}
-
 # no_collapse NAME RESENT SENT: a result, RESENT under 10% of SENT.
 no_collapse() {
 	ktap_result "$1" "$([ $(($2 * 10)) -lt "$3" ]; echo $?)"

@@ -164,6 +164,14 @@ hw_counter() {
 	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
 }
 
+# sum_counter NAME DEV...: the sum of counter NAME over the devices.
+sum_counter() {
+	local name=$1 dev sum=0
+	shift
+	for dev; do sum=$((sum + $(hw_counter "$dev" "$name"))); done
+	echo $sum
+}
+
 # in_order IBDEV: the device's traffic so far crossed a loss-free path as
 # such a path must: nothing resent, nothing NAKed or dropped as out of
 # sequence, no retry timeout. A receiver short of receive WQEs (RNR NAKs:

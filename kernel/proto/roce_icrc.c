@@ -115,14 +115,11 @@ u32 roce_icrc_ipv6(const void *ip6h, const void *udph, u32 len)
 static int icrc_check(u32 crc, const void *udph, u32 len)
 {
 	const u8 *bth = (const u8 *)udph + ROCE_UDP_HDR_LEN;
-	u32 icrc = roce_icrc_get(bth + len - ROCE_ICRC_LEN);
+	bool quirk = roce_icrc_rxe_quirk(bth[0]);
 
-	if (icrc == roce_icrc_final(crc))
-		return 0;
-	if (roce_icrc_rxe_quirk(bth[0]) &&
-	    icrc == roce_icrc_final(roce_crc32(crc, bth, len - ROCE_ICRC_LEN)))
-		return ROCE_ICRC_RXE_FLUSH;
-	return -ROCE_DROP_BAD_ICRC;
+	return roce_icrc_verdict(roce_icrc_get(bth + len - ROCE_ICRC_LEN), crc,
+				 quirk, quirk ? roce_crc32(crc, bth,
+							   len - ROCE_ICRC_LEN) : 0);
 }
 
 /**

@@ -59,6 +59,21 @@ static inline bool roce_icrc_rxe_quirk(u8 opcode)
 	return opcode == ROCE_RC_FLUSH;
 }
 
+/*
+ * The verdict on @icrc, a received ICRC field: @crc is the standard
+ * running value up to it; @rxe, rdma_rxe's for a FLUSH (computed only
+ * where roce_icrc_rxe_quirk() holds, and @quirk says so). Both the linear
+ * check below and the kernel's skb check come here.
+ */
+static inline int roce_icrc_verdict(u32 icrc, u32 crc, bool quirk, u32 rxe)
+{
+	if (icrc == roce_icrc_final(crc))
+		return 0;
+	if (quirk && icrc == roce_icrc_final(rxe))
+		return ROCE_ICRC_RXE_FLUSH;
+	return -ROCE_DROP_BAD_ICRC;
+}
+
 u32 roce_icrc_ipv4(const void *iph, const void *udph, u32 len);
 u32 roce_icrc_ipv6(const void *ip6h, const void *udph, u32 len);
 int roce_icrc_verify_ipv4(const void *iph, const void *udph, u32 len);
