@@ -1,38 +1,33 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # "make bench-profile", inside the test VM: where the CPU goes on the wire
-# path. Two namespaces over a veth (ns_pair), ib_write_bw from ns1 to ns2
+# path. Two namespaces over a veth (wire_pair), ib_write_bw from ns1 to ns2
 # at PROFILE_SIZES, and perf samples every CPU meanwhile (cpu-clock: TCG
 # has no PMU; kernel and module symbols from /proc/kallsyms). softrdma,
 # then rdma_rxe where it works across namespaces. Writes
 # $VM_OUT/profile-DEV-SIZE.txt: the run's result, perf's flat profile by
 # symbol, and by command and DSO.
 . "$(dirname "$0")/../selftests/lib.sh"
+. "$(dirname "$0")/wire_lib.sh"
 trap srdma_cleanup EXIT
 
 SIZES=${PROFILE_SIZES:-"4096 65536"}
 SECS=${PROFILE_SECS:-6}
 PORT=18540
+# shellcheck disable=SC2034 # pair_run's (wire_lib.sh)
+LOG=$VM_OUT/profile-tools.log
 
 # profile TYPE: ns_pair's devices of TYPE, a profile for each size.
 profile() {
-	local name=srdma size out
-	[ "$1" = rxe ] && name=rxe
+	local size out
 	srdma_cleanup
-	ns_pair "$1" && ip -n ns1 link set veth1 mtu 9000 &&
-		ip -n ns2 link set veth2 mtu 9000 &&
-		wait_for "ibdev_gids ${name}1 | grep -q ':ffff:'" || return
+	wire_pair "$1" || return
 	for size in $SIZES; do
 		out=$VM_OUT/profile-$1-$size.txt
-		ip netns exec ns2 timeout 60 ib_write_bw -d ${name}2 \
-			-x "$(gid_index ${name}2)" -F -p $PORT -s "$size" \
-			-D $((SECS + 4)) >/dev/null 2>&1 &
-		wait_for "ip netns exec ns2 ss -Hltn 'sport = :$PORT' | grep -q ." 60
-		ip netns exec ns1 timeout 60 ib_write_bw -d ${name}1 \
-			-x "$(gid_index ${name}1)" -F -p $PORT -s "$size" \
-			-D $((SECS + 4)) 10.9.0.2 >"$out.run" 2>&1 &
+		PERF_TIMEOUT=60 pair_run ib_write_bw $PORT -s "$size" \
+			-D $((SECS + 4)) >"$out.run" &
 		# Sample once the client moves data (its QP is in RTS).
-		wait_for "rdma resource show qp link ${name}1/1 | grep -q 'type RC state RTS'" 30
+		wait_for "rdma resource show qp link ${DEVN}1/1 | grep -q 'type RC state RTS'" 30
 		sleep 1
 		t0=$(head -n 1 /proc/stat)
 		perf record -q -a -g -e cpu-clock -F 997 -o "$out.data" \

@@ -32,37 +32,8 @@ LOSS_SECS=${LOSS_SECS:-10}
 LOSS_REPS=${LOSS_REPS:-3}
 CSV=$VM_OUT/wire.csv
 PORT=18520
+# shellcheck disable=SC2034 # pair_run's (wire_lib.sh)
 LOG=$VM_OUT/wire-tools.log
-
-# perf NS DEV TOOL PORT ARGS...: TOOL on DEV in namespace NS, its TCP side
-# channel on PORT; the client when the last of ARGS is an address.
-perf() {
-	local ns=$1 dev=$2 tool=$3 port=$4
-	shift 4
-	ip netns exec "$ns" timeout -k 5 "${PERF_TIMEOUT:-120}" "$tool" \
-		-d "$dev" -x "$(gid_index "$dev")" -F -p "$port" "$@"
-}
-
-# listening PORT: a server's side channel listens on PORT in ns2.
-listening() {
-	wait_for "ip netns exec ns2 ss -Hltn 'sport = :$1' | grep -q ." 60
-}
-
-# pair_run TOOL PORT ARGS...: TOOL's server on ns2's device, its client on
-# ns1's: the client's output on stdout, both sides' errors in $LOG. The
-# TCP side channel takes the side link (10.8.0.0/24), not the bottleneck:
-# an AQM queue full of ECN-capable packets drops what is not, and a
-# perftest whose exchange is lost fails before it measures anything.
-pair_run() {
-	local tool=$1 port=$2 pid
-	shift 2
-	echo "== $DEVN $tool $*" >>"$LOG"
-	perf ns2 "${DEVN}2" "$tool" "$port" "$@" >/dev/null 2>>"$LOG" &
-	pid=$!
-	listening "$port"
-	perf ns1 "${DEVN}1" "$tool" "$port" "$@" 10.8.0.2 2>>"$LOG"
-	wait $pid
-}
 
 # point MODE NAME PARAM COLUMN TOOL SIZE ARGS...: REPS runs of TOOL
 # between the namespaces; column COLUMN of each result to the CSV as NAME
@@ -146,16 +117,8 @@ cc_for() {
 wire() {
 	local mode modes=("$1")
 	srdma_cleanup
-	[ "$1" = rxe ] && DEVN=rxe || DEVN=srdma
 	[ "$1" = softrdma ] && modes+=(softrdma_ccoff)
-	ns_pair "$1" || { echo "# $1: no two namespaces with a device each"; return 1; }
-	ip link add veth3 netns ns1 type veth peer name veth4 netns ns2 &&
-		ip -n ns1 addr add 10.8.0.1/24 dev veth3 &&
-		ip -n ns2 addr add 10.8.0.2/24 dev veth4 &&
-		ip -n ns1 link set veth3 up && ip -n ns2 link set veth4 up || return
-	ip -n ns1 link set veth1 mtu 9000 && ip -n ns2 link set veth2 mtu 9000 &&
-		rps_all ns2 veth2 || return
-	wait_for "ibdev_gids ${DEVN}1 | grep -q ':ffff:'" || return
+	wire_pair "$1" && rps_all ns2 veth2 || return
 	speed "$1"
 	counters "$1-speed"
 	bottleneck ns1 veth1 "$BN_RATE" codel || return
