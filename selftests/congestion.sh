@@ -107,7 +107,8 @@ cap=$(mktemp -d)
 ip netns exec ns2 timeout 120 tshark -q -i veth2 -c 5 -w "$cap/cnp.pcap" \
 	-f 'udp dst port 4791 and udp[8] = 0x81' 2>/dev/null &
 tshark_pid=$!
-wait_for "[ -s $cap/cnp.pcap ]" 60
+# tshark starts slowly in a slow guest (the debug kernel's): wait for it.
+wait_for "[ -s $cap/cnp.pcap ]" 180
 tx0=$(hw_counter srdma1 tx_pkts) re0=$(hw_counter srdma1 retransmits)
 t0=$(date +%s)
 flows "$FLOWS flows of $MIB MiB through it: every byte placed" srdma2 \
@@ -134,10 +135,14 @@ tshark -r "$cap/cnp.pcap" -V >"$cap/cnp.txt" 2>/dev/null
 tshark -r "$cap/cnp.pcap" -T fields -e infiniband.bth.opcode \
 	-e infiniband.bth.destqp >"$cap/cnp.fields" 2>/dev/null
 ktap_print "tshark $(tshark --version 2>/dev/null | sed -n '1s/.* \([0-9][0-9.]*\).*/\1/p'): $(grep -m1 'Opcode' "$cap/cnp.txt" | tr -s ' \t' ' '); fields: $(head -n 1 "$cap/cnp.fields" | tr '\t' ' ')"
-ktap_result "tshark decodes srdma2's CNPs as RoCEv2 BTHs: opcode 0x81 to a QP, none malformed ($(grep -c . "$cap/cnp.fields") captured)" \
-	"$(grep -q . "$cap/cnp.fields" &&
-	   awk '$1 != 129 || $2 ~ /^(0x)?0*$/ { bad = 1 } END { exit bad }' "$cap/cnp.fields" &&
-	   grep -q 'InfiniBand' "$cap/cnp.txt" && ! grep -qi 'malformed' "$cap/cnp.txt"; echo $?)"
+if [ ! -s "$cap/cnp.fields" ] && [ ! -s "$cap/cnp.pcap" ]; then
+	ktap_skip "tshark decodes srdma2's CNPs" "tshark did not start capturing in time"
+else
+	ktap_result "tshark decodes srdma2's CNPs as RoCEv2 BTHs: opcode 0x81 to a QP, none malformed ($(grep -c . "$cap/cnp.fields") captured)" \
+		"$(grep -q . "$cap/cnp.fields" &&
+		   awk '$1 != 129 || $2 ~ /^(0x)?0*$/ { bad = 1 } END { exit bad }' "$cap/cnp.fields" &&
+		   grep -q 'InfiniBand' "$cap/cnp.txt" && ! grep -qi 'malformed' "$cap/cnp.txt"; echo $?)"
+fi
 rm -rf "$cap"
 # The goal is under 1% (0 on this VM with its normal kernel); a slow
 # guest (the debug kernel) times out on late ACKs now and then, which is
