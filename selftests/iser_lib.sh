@@ -81,14 +81,27 @@ target_sessions() {
 
 # iscsid, once; the target's node record with a short replacement timeout
 # (I/O fails 5 s after the connection is lost), bound to the iser iface.
+# Says which step failed.
 initiator_up() {
 	modprobe ib_iser || return
 	pgrep -x iscsid >/dev/null || iscsid || return
-	iscsiadm -m discovery -t sendtargets -p "$PORTAL" -I iser >/dev/null &&
-		iscsiadm -m node -T $IQN -p "$PORTAL" -I iser -o update \
-			-n node.session.timeo.replacement_timeout -v 5 &&
-		iscsiadm -m node -T $IQN -p "$PORTAL" -I iser --login >/dev/null &&
-		wait_for '[ -b "$(blk_disk)" ]' 30
+	iscsiadm -m discovery -t sendtargets -p "$PORTAL" -I iser >/dev/null ||
+		{ echo "SendTargets discovery over iSER at $PORTAL failed"; return 1; }
+	iscsiadm -m node -T $IQN -p "$PORTAL" -I iser -o update \
+		-n node.session.timeo.replacement_timeout -v 5 || return
+	iscsiadm -m node -T $IQN -p "$PORTAL" -I iser --login >/dev/null ||
+		{ echo "login to $IQN failed"; return 1; }
+	wait_for '[ -b "$(blk_disk)" ]' 30 ||
+		{ echo "no disk 30 s after the login"; return 1; }
+}
+
+# iser_diag: what a failed session leaves to read: the device's QPs and
+# their states, its counters that moved, the kernel's last iSCSI lines.
+iser_diag() {
+	rdma res show qp link "$DEV/1" | grep -v GSI
+	echo "$DEV: $(moved_counters "$DEV")"
+	dmesg | grep -E 'iser|isert|iSCSI|connection[0-9]|session[0-9]' |
+		grep -v 'I/O error' | tail -n 6
 }
 
 # The block device of the session's LUN.

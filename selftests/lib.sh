@@ -193,10 +193,16 @@ in_order() {
 		bad=1
 	done
 	# Every counter that moved, on one line: the cause is among them.
-	[ $bad -eq 0 ] || ktap_print "$1: $(rdma statistic show link "$1/1" |
-		awk '{ for (i = 3; i < NF; i += 2) if ($(i + 1) != 0)
-			printf "%s %s ", $i, $(i + 1) }')"
+	[ $bad -eq 0 ] || ktap_print "$1: $(moved_counters "$1")"
 	return $bad
+}
+
+# moved_counters IBDEV: the device's port counters that are not 0, as
+# NAME VALUE pairs on one line.
+moved_counters() {
+	rdma statistic show link "$1/1" |
+		awk '{ for (i = 3; i < NF; i += 2) if ($(i + 1) != 0)
+			printf "%s %s ", $i, $(i + 1) }'
 }
 
 # srdma0 over veth0 (10.9.0.1, peer veth1), GIDs ready: the one-device

@@ -39,9 +39,21 @@ logout_clean() {
 	no_session
 }
 
-# login_verify_logout: a new session over iSER, a verified write, logout.
+# login_verify_logout: a new session over iSER, a verified write, logout;
+# the device's state when one of them fails.
 login_verify_logout() {
-	initiator_up && is_iser && blk_verify_small && logout_clean
+	initiator_up && is_iser && blk_verify_small && logout_clean ||
+		{ iser_diag; return 1; }
+}
+
+# new_session: a session over iSER for the I/O a device's deletion
+# interrupts; else why there is none (the next checks then fail).
+new_session() {
+	local out
+
+	out=$(initiator_up 2>&1 && is_iser 2>&1) && return
+	ktap_print "no new session"
+	{ echo "$out"; iser_diag; } | sed 's/^/# /'
 }
 
 # device_back: a new device, and the portal listening on it.
@@ -89,7 +101,7 @@ else
 	"$SYNC" barrier iser-data 600
 
 	# This host's device goes under its I/O.
-	initiator_up && is_iser || ktap_print "no new session"
+	new_session
 	ktap_check "$DEV deleted under iSER I/O: the I/O fails" \
 		blk_delete_under_io "$DEV"
 	ktap_check "logout, no session left" logout_clean
@@ -100,7 +112,7 @@ else
 
 	# The target's device goes under this host's I/O; the target comes
 	# back only after the I/O failed (else the session could recover).
-	initiator_up && is_iser || ktap_print "no new session"
+	new_session
 	blk_io_start
 	"$SYNC" barrier iser-io 120
 	blk_io_fails
