@@ -67,7 +67,7 @@ DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	nvme-cli fio qperf ucx-utils nfs-kernel-server open-iscsi diod \
 	openmpi-bin libopenmpi-dev dropbear-bin \
 	perftest python3-pyverbs gnuplot-nox tshark linux-perf \
-	dpkg-dev debhelper dh-dkms mmdebstrap git
+	dpkg-dev debhelper dh-dkms lintian mmdebstrap git
 
 .PHONY: all module print-ko print-kver dkms-src provider selftests deps demo check check-debug bench bench-wire bench-profile pyverbs unit install \
 	uninstall deb clean

@@ -66,6 +66,24 @@ left_behind() {
 	[ ! -s "$out/left" ] || { sed 's/^/# left: /' "$out/left" | head -n 20; return 1; }
 }
 
+# provider_bound DEB: the provider takes libibverbs1 of the rdma-core
+# release it was built against only: another release can lay the private
+# interface out anew under the same symbol version.
+provider_bound() {
+	local v r dep
+
+	v=$(dpkg-query --admindir="$base/var/lib/dpkg" -W -f '${Version}' libibverbs1) ||
+		return
+	r=${v%%.*}
+	dep=$(dpkg-deb -f "$1" Depends)
+	echo "# Depends: $dep"
+	if ! echo "$dep" | grep -Eq "libibverbs1 \(>= $r(~|\.[0-9.]*)?\)" ||
+	   ! echo "$dep" | grep -Fq "libibverbs1 (<< $((r + 1))~)"; then
+		echo "# not bound to libibverbs1 $v's release"
+		return 1
+	fi
+}
+
 rm -rf "$out"
 mkdir -p "$out"
 base=$(qemu-scripts/rootfs.sh "$rel")
@@ -80,6 +98,13 @@ check "make deb with $rel's tools" \
 mv build/deb/*.deb "$out/"
 rm -rf "$out/buildroot" build/deb
 ls "$out"/*.deb | sed 's/^/# /'
+check "the provider takes $rel's libibverbs1 release only" \
+	provider_bound "$out"/ibverbs-provider-softrdma_*.deb
+# lintian of the release the packages are for: this host's own.
+if [ "$(. /etc/os-release && echo "$VERSION_CODENAME")" = "$rel" ]; then
+	check "lintian: no error or warning" \
+		logged "$out/lintian.log" lintian --fail-on error,warning "$out"/*.deb
+fi
 
 cp -a "$base" "$out/root"
 files "$out/root" >"$out/files.before"
