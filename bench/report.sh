@@ -9,22 +9,15 @@ set -eu
 csv=$1
 out=$2
 mkdir -p "$out"
+. "$(dirname "$0")/median_awk.sh"
 
-awk -F, '
-	function median(list,    a, n, i, j, t) {
-		n = split(list, a, " ")
-		for (i = 2; i <= n; i++)	# insertion sort: a few values
-			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		if (!n)
-			return ""
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+awk -F, "$MEDIAN_AWK"'
 	{ runs[$1 "," $2 "," $3] = runs[$1 "," $2 "," $3] " " $4; key[$2 "," $3] = 1 }
 	END {
-		for (k in runs)
-			v[k] = median(runs[k])
+		for (k in runs) {
+			n = sorted(runs[k], a)
+			v[k] = n ? median(a, n) : ""
+		}
 		print "test,bytes,softrdma,rxe,ratio"
 		for (k in key) {
 			s = v["srdma0," k]; r = v["rxe0," k]

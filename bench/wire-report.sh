@@ -18,24 +18,20 @@ set -eu
 out=$1
 shift
 mkdir -p "$out"
+. "$(dirname "$0")/median_awk.sh"
 
 # stats: "MODE,TEST,PARAM,VALUE" lines in, "MODE TEST PARAM MEDIAN MIN MAX
 # RUNS" lines out.
 stats() {
-	awk -F, '
+	awk -F, "$MEDIAN_AWK"'
 		# 0 is a rate only for a flow that gave up (loss); elsewhere
 		# it is the clock of perftest failing under TCG (wire_lib.sh).
 		$4 + 0 == 0 && $2 != "loss_MBps" { next }
 		{ k = $1 " " $2 " " $3; v[k] = v[k] " " $4 }
 		END {
 			for (k in v) {
-				n = split(v[k], a, " ")
-				for (i = 2; i <= n; i++)	# insertion sort: a few values
-					for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-						t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-					}
-				m = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-				print k, m, a[1], a[n], n
+				n = sorted(v[k], a)
+				print k, median(a, n), a[1], a[n], n
 			}
 		}'
 }
