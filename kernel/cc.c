@@ -19,7 +19,6 @@
 #include <linux/module.h>
 #include <linux/timekeeping.h>
 #include <net/inet_ecn.h>
-#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 
 #include "srdma.h"
@@ -312,21 +311,19 @@ void srdma_cc_sent(struct srdma_qp *qp, u32 bytes)
 }
 
 /**
- * srdma_fill_res_qp_entry - a QP's congestion state for "rdma -dd resource
- * show qp", as mlx5 shows its own
- * @msg: the netlink message
- * @ibqp: the QP
+ * srdma_cc_fill_res - a QP's congestion state, for "rdma -dd resource
+ * show qp" (srdma_fill_res_qp_entry())
+ * @msg: the netlink message, in the driver attributes' nest
+ * @qp: the QP
  *
  * The DCQCN rate and target rate now (a paced QP's timers advanced to
  * now on a copy: they run lazily), alpha in 1/1024, and an RC QP's
  * congestion window in packets.
  */
-int srdma_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+int srdma_cc_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 {
-	struct srdma_qp *qp = to_sqp(ibqp);
 	struct dcqcn_params p;
 	struct dcqcn_rp rp;
-	struct nlattr *nest;
 
 	srdma_cc_params(qp_sdev(qp), &p);
 	spin_lock_bh(&qp->cc_lock);
@@ -335,19 +332,13 @@ int srdma_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	if (rp.limited)
 		dcqcn_advance(&rp, &p, ktime_get_ns());
 
-	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
-	if (!nest)
-		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "dcqcn_rate_mbps", rp.rc) ||
 	    rdma_nl_put_driver_u32(msg, "dcqcn_target_mbps", rp.rt) ||
 	    rdma_nl_put_driver_u32(msg, "dcqcn_alpha", rp.alpha) ||
 	    rdma_nl_put_driver_u32(msg, "dcqcn_line_mbps", p.line_rate) ||
-	    (ibqp->qp_type == IB_QPT_RC &&
+	    (qp->ibqp.qp_type == IB_QPT_RC &&
 	     rdma_nl_put_driver_u32(msg, "cwnd_pkts",
-				    READ_ONCE(qp->cwnd.cwnd)))) {
-		nla_nest_cancel(msg, nest);
+				    READ_ONCE(qp->cwnd.cwnd))))
 		return -EMSGSIZE;
-	}
-	nla_nest_end(msg, nest);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <linux/log2.h>
 #include <linux/slab.h>
 
+#include <rdma/rdma_netlink.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "srdma.h"
@@ -180,6 +181,42 @@ int srdma_cq_add(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return notify;
+}
+
+/**
+ * srdma_fill_res_cq_entry - a CQ's state for "rdma -dd resource show cq"
+ * @msg: the netlink message
+ * @ibcq: the CQ
+ *
+ * The completions not yet polled, the event armed (0, 1: solicited, 2:
+ * next) and whether the CQ overran: a consumer that waits on a CQ with
+ * completions in it and no event armed waits for good.
+ */
+int srdma_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct nlattr *nest;
+	u32 unpolled;
+	u8 notify;
+	bool overflow;
+
+	spin_lock_irq(&cq->lock);
+	unpolled = cq->ring.idx - READ_ONCE(cq->ring.hdr->consumer);
+	notify = cq->notify;
+	overflow = cq->overflow;
+	spin_unlock_irq(&cq->lock);
+
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32(msg, "unpolled", unpolled) ||
+	    rdma_nl_put_driver_u32(msg, "armed", notify) ||
+	    rdma_nl_put_driver_u32(msg, "overflow", overflow)) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
 }
 
 /* The completion event srdma_cq_add() reported. */

@@ -115,6 +115,7 @@ static const struct ib_device_ops srdma_device_ops = {
 	.destroy_srq = srdma_destroy_srq,
 	.detach_mcast = srdma_detach_mcast,
 	.disassociate_ucontext = srdma_disassociate_ucontext,
+	.fill_res_cq_entry = srdma_fill_res_cq_entry,
 	.fill_res_qp_entry = srdma_fill_res_qp_entry,
 	.get_dma_mr = srdma_get_dma_mr,
 	.get_hw_stats = srdma_get_hw_stats,

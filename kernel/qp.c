@@ -8,6 +8,7 @@
  */
 #include <linux/log2.h>
 
+#include <rdma/rdma_netlink.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "srdma.h"
@@ -534,6 +535,32 @@ int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->srq = ibqp->srq;
 	init->xrcd = ibqp->xrcd;
 	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/**
+ * srdma_fill_res_qp_entry - a QP's state for "rdma -dd resource show qp",
+ * in a nest of driver attributes as mlx5 gives its own
+ * @msg: the netlink message
+ * @ibqp: the QP
+ *
+ * Congestion control (cc.c), the requester's progress and, for a
+ * connected QP, the responder's.
+ */
+int srdma_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct srdma_qp *qp = to_sqp(ibqp);
+	struct nlattr *nest;
+
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (srdma_cc_fill_res(msg, qp) || srdma_req_fill_res(msg, qp) ||
+	    (!srdma_qp_is_ud(qp) && srdma_resp_fill_res(msg, qp))) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
  * context), from receive (softirq) and from the QP timer.
  */
 #include <linux/jiffies.h>
+#include <rdma/restrack.h>
 
 #include "srdma.h"
 #include "proto/roce_icrc.h"
@@ -749,6 +750,48 @@ void srdma_req_start(struct srdma_qp *qp)
 	roce_cwnd_init(&qp->cwnd, SRDMA_CWND_INIT, SRDMA_WINDOW);
 	srdma_cc_qp_start(qp);
 	spin_unlock_bh(&qp->sq_lock);
+}
+
+/**
+ * srdma_req_fill_res - the requester's progress, for "rdma -dd resource
+ * show qp" (srdma_fill_res_qp_entry()): where a QP that stopped sending
+ * stands
+ * @msg: the netlink message, in the driver attributes' nest
+ * @qp: the QP
+ *
+ * WQEs posted and not completed, and of those not sent yet; the oldest
+ * unacknowledged and the next PSN; reads and atomics unanswered; retries
+ * left; whether the ACK (or RNR) timer is armed and an RNR NAK pauses it.
+ */
+int srdma_req_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
+{
+	u32 posted, open, unsent, una, next, rd_out, retry;
+	bool timer, rnr;
+
+	if (!qp->sq.hdr)
+		return 0;	/* an XRC target: no SQ */
+	spin_lock_bh(&qp->sq_lock);
+	posted = READ_ONCE(qp->sq.hdr->producer);
+	open = posted - qp->sq.idx;
+	unsent = posted - qp->req_idx;
+	una = qp->una_psn;
+	next = qp->req_psn;
+	rd_out = qp->rd_out;
+	retry = qp->retry_left;
+	timer = timer_pending(&qp->timer);
+	rnr = qp->rnr_wait;
+	spin_unlock_bh(&qp->sq_lock);
+
+	if (rdma_nl_put_driver_u32(msg, "sq_open_wqes", open) ||
+	    rdma_nl_put_driver_u32(msg, "sq_unsent_wqes", unsent) ||
+	    rdma_nl_put_driver_u32_hex(msg, "una_psn", una) ||
+	    rdma_nl_put_driver_u32_hex(msg, "next_psn", next) ||
+	    rdma_nl_put_driver_u32(msg, "rd_out", rd_out) ||
+	    rdma_nl_put_driver_u32(msg, "retry_left", retry) ||
+	    rdma_nl_put_driver_u32(msg, "ack_timer", timer) ||
+	    rdma_nl_put_driver_u32(msg, "rnr_wait", rnr))
+		return -EMSGSIZE;
+	return 0;
 }
 
 void srdma_timer_fn(struct timer_list *t)

@@ -6,6 +6,8 @@
  * nothing and drops a message it cannot take whole. Runs in softirq
  * under qp->rq_lock.
  */
+#include <rdma/restrack.h>
+
 #include "srdma.h"
 #include "proto/roce_psn.h"
 
@@ -67,6 +69,30 @@ void srdma_resp_start(struct srdma_qp *qp)
 	qp->rd_tail = qp->rd_head;
 	qp->held_start = qp->held_head;	/* nothing held from before */
 	spin_unlock_bh(&qp->rq_lock);
+}
+
+/**
+ * srdma_resp_fill_res - the responder's progress, for "rdma -dd resource
+ * show qp" (srdma_fill_res_qp_entry())
+ * @msg: the netlink message, in the driver attributes' nest
+ * @qp: the QP
+ *
+ * The next PSN expected, and the answers (read responses, atomic and
+ * queued ACKs or NAKs) waiting to be sent.
+ */
+int srdma_resp_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
+{
+	u32 epsn, queued;
+
+	spin_lock_bh(&qp->rq_lock);
+	epsn = qp->epsn;
+	queued = qp->rd_head - qp->rd_tail;
+	spin_unlock_bh(&qp->rq_lock);
+
+	if (rdma_nl_put_driver_u32_hex(msg, "epsn", epsn) ||
+	    rdma_nl_put_driver_u32(msg, "answers_queued", queued))
+		return -EMSGSIZE;
+	return 0;
 }
 
 static u8 srdma_ack_syndrome(void)

@@ -746,6 +746,7 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int srdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int srdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int srdma_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int srdma_cq_add(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
 		 bool solicited);
 void srdma_cq_notify(struct srdma_cq *cq);
@@ -760,6 +761,7 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
 int srdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
+int srdma_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int srdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int srdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
@@ -827,7 +829,7 @@ bool srdma_cc_may_send(struct srdma_qp *qp);
 void srdma_cc_loss(struct srdma_qp *qp);
 void srdma_cc_sent(struct srdma_qp *qp, u32 bytes);
 void srdma_cc_link_speed(struct srdma_dev *sdev);
-int srdma_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int srdma_cc_fill_res(struct sk_buff *msg, struct srdma_qp *qp);
 
 /* A connected QP's packets. */
 static inline int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)
@@ -840,6 +842,7 @@ int srdma_req_init(struct srdma_qp *qp);
 void srdma_req_fini(struct srdma_qp *qp);
 void srdma_req_start(struct srdma_qp *qp);
 void srdma_req_run(struct srdma_qp *qp);
+int srdma_req_fill_res(struct sk_buff *msg, struct srdma_qp *qp);
 const struct softrdma_send_wqe *srdma_sq_wqe(struct srdma_qp *qp, u32 idx);
 u32 srdma_sq_pending(struct srdma_qp *qp);
 void srdma_timer_fn(struct timer_list *t);
@@ -855,6 +858,7 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 		    const struct roce_pkt_info *pkt);
 void srdma_resp_fini(struct srdma_qp *qp);
 void srdma_resp_start(struct srdma_qp *qp);
+int srdma_resp_fill_res(struct sk_buff *msg, struct srdma_qp *qp);
 void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
 
 /* crc.c */

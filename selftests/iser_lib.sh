@@ -95,10 +95,11 @@ initiator_up() {
 		{ echo "no disk 30 s after the login"; return 1; }
 }
 
-# iser_diag: what a failed session leaves to read: the device's QPs and
-# their states, its counters that moved, the kernel's last iSCSI lines.
+# iser_diag: what a failed session leaves to read: the device's QPs, their
+# states and progress (PSNs, WQEs open), its counters that moved, the
+# kernel's last iSCSI lines.
 iser_diag() {
-	rdma res show qp link "$DEV/1" | grep -v GSI
+	rdma -dd res show qp link "$DEV/1" | grep -v GSI
 	echo "$DEV: $(moved_counters "$DEV")"
 	dmesg | grep -E 'iser|isert|iSCSI|connection[0-9]|session[0-9]' |
 		grep -v 'I/O error' | tail -n 6

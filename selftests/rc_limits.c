@@ -3,7 +3,8 @@
  * RC at its limits, on one device (loopback): a CQ overrun, a message of
  * the port's max_msg_sz, a message one byte longer, large WRITE and READ,
  * the SQE state, which an RC QP can never be moved into, retries and RNR
- * retries running out, and the asynchronous event of a responder error.
+ * retries running out (and what "rdma resource" shows meanwhile), and the
+ * asynchronous event of a responder error.
  *
  * usage: rc_limits IBDEV [GID_INDEX]
  */
@@ -288,6 +289,99 @@ out:
 	ep_close(&b);
 }
 
+/* The line of "rdma resource" res_read() read last. */
+static char res_line[1024];
+
+/*
+ * The line "rdma -dd resource show WHAT FILTER" prints for one object,
+ * into res_line (empty if none).
+ */
+static void res_read(const char *what, const char *filter)
+{
+	char cmd[256], *line = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	res_line[0] = 0;
+	snprintf(cmd, sizeof(cmd), "rdma -dd resource show %s %s", what, filter);
+	f = popen(cmd, "r");
+	if (!f)
+		return;
+	while (getline(&line, &len, f) > 0)
+		if (strstr(line, " drv_"))
+			snprintf(res_line, sizeof(res_line), "%s", line);
+	free(line);
+	pclose(f);
+}
+
+/* The driver attribute NAME (printed drv_NAME) in res_line, or -1. */
+static long long res_val(const char *name)
+{
+	char key[64], *p;
+
+	snprintf(key, sizeof(key), " drv_%s ", name);
+	p = strstr(res_line, key);
+	return p ? strtoll(p + strlen(key), NULL, 0) : -1;
+}
+
+/* The completions not polled of this process's one CQ on the device. */
+static long long cq_unpolled(const char *filter)
+{
+	res_read("cq", filter);
+	return res_val("unpolled");
+}
+
+/*
+ * A QP whose peer is gone, as "rdma resource" shows it: while it retries,
+ * its one WQE open and sent, a PSN unacknowledged, the ACK timer armed
+ * and a retry spent; once the retries ran out, its CQ holding the error
+ * completion not polled yet.
+ */
+static void t_stalled_state(void)
+{
+	/* 4.096 us * 2^19 = 2.1 s, retry_cnt + 1 = 8 times */
+	struct ep a = {}, b = {};
+	char qp[96], cq[64];
+	bool ok = false;
+	uint64_t t0;
+
+	ack_timeout = 19;
+	if (!pair_open(&a, &b, 64))
+		goto out;
+	snprintf(qp, sizeof(qp), "link %s/1 lqpn %u",
+		 ibv_get_device_name(ctx->device), a.qp->qp_num);
+	/* a's CQ is then this process's one CQ. */
+	snprintf(cq, sizeof(cq), "dev %s pid %d",
+		 ibv_get_device_name(ctx->device), getpid());
+	ep_close(&b);
+	if (!post_one(&a, IBV_WR_RDMA_WRITE, dst_mr->rkey))
+		goto out;
+	sleep(3);
+	res_read("qp", qp);
+	ok = ktap_expect(res_val("sq_open_wqes") == 1 &&
+			 res_val("sq_unsent_wqes") == 0 &&
+			 res_val("una_psn") != res_val("next_psn") &&
+			 res_val("ack_timer") == 1 &&
+			 res_val("retry_left") >= 0 && res_val("retry_left") < 7,
+			 "expected 1 open WQE, 0 unsent, a PSN unacknowledged, the ACK timer armed, a retry spent: %s",
+			 res_line);
+	/* The rest of the 8 timeouts (17 s in all), then the completion. */
+	for (t0 = now_ms(); cq_unpolled(cq) < 1 && now_ms() - t0 < 60000; )
+		usleep(500 * 1000);
+	ok = ok && ktap_expect(res_val("unpolled") == 1,
+			       "unpolled completions: %s", res_line) &&
+	     wc_ok(a.cq, 7, IBV_WC_RETRY_EXC_ERR) &&
+	     ktap_expect(qp_state(a.qp) == IBV_QPS_ERR, "state %d",
+			 qp_state(a.qp)) &&
+	     ktap_expect(cq_unpolled(cq) == 0,
+			 "unpolled completions after the poll: %s", res_line);
+out:
+	ack_timeout = 14;
+	ktap_result(ok, "peer QP gone: rdma resource shows the open WQE, the ACK timer, the retries, then the unpolled completion");
+	ep_close(&a);
+	ep_close(&b);
+}
+
 /* No receive ever posted: rnr_retry RNR NAKs, then RNR_RETRY_EXC_ERR. */
 static void t_rnr_exceeded(void)
 {
@@ -316,7 +410,7 @@ int main(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 	gid_index = argc > 2 ? atoi(argv[2]) : 1;
-	ktap_plan(9);
+	ktap_plan(10);
 	ctx = open_by_name(argv[1]);
 	if (!ctx || ibv_query_port(ctx, 1, &port) ||
 	    ibv_query_gid(ctx, 1, gid_index, &gid)) {
@@ -344,6 +438,7 @@ int main(int argc, char **argv)
 	t_no_sqe();
 	t_access_event();
 	t_retry_exceeded();
+	t_stalled_state();
 	t_rnr_exceeded();
 	return ktap_finish();
 }
