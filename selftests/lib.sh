@@ -240,6 +240,14 @@ as_nobody() {
 		--inh-caps=-all --bounding-set=-all -- "$@"
 }
 
+# kernel_at_least MAJOR MINOR: the running kernel is MAJOR.MINOR or later.
+kernel_at_least() {
+	local maj min
+
+	IFS=. read -r maj min _ <<<"$(uname -r)"
+	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "${min%%[!0-9]*}" -ge "$2" ]; }
+}
+
 # Put the softrdma.ko built for the running kernel (make module KVER=...;
 # or $SRDMA_KO) and the
 # module index staged on the host (see qemu-scripts/stage-modules.sh,
