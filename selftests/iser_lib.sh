@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# iSER's two ends, sourced by iser.sh (one host) and pair_iser.sh (two)
-# after lib.sh and blk_ulp.sh: LIO exporting a RAM disk through an iSER
+# iSER's two ends, sourced by iser.sh (one host), pair_iser.sh and
+# pair_iser_churn.sh (two) after lib.sh and blk_ulp.sh: LIO exporting a RAM disk through an iSER
 # portal (ib_isert, set up through configfs as targetcli would) at
 # $PORTAL, and open-iscsi logging in to it through its "iser" interface
 # (ib_iser).
@@ -121,4 +121,28 @@ is_iser() {
 # no_session: the initiator kept no session.
 no_session() {
 	! iscsiadm -m session >/dev/null 2>&1 || { ktap_print "a session is left"; return 1; }
+}
+
+# The initiator's steps around a device that goes (pair_iser.sh,
+# pair_iser_churn.sh). logout_clean: the logout, and no session left.
+logout_clean() {
+	initiator_down
+	no_session
+}
+
+# login_verify_logout: a new session over iSER, a verified write, logout;
+# the device's state when one of them fails.
+login_verify_logout() {
+	initiator_up && is_iser && blk_verify_small && logout_clean ||
+		{ iser_diag; return 1; }
+}
+
+# new_session: a session over iSER for the I/O a device's deletion
+# interrupts; else why there is none (the next checks then fail).
+new_session() {
+	local out
+
+	out=$(initiator_up 2>&1 && is_iser 2>&1) && return
+	ktap_print "no new session"
+	{ echo "$out"; iser_diag; } | sed 's/^/# /'
 }

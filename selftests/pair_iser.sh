@@ -33,29 +33,6 @@ session_ends() {
 		{ ktap_print "sessions: $(target_sessions)"; return 1; }
 }
 
-# logout_clean: the logout, and no session left.
-logout_clean() {
-	initiator_down
-	no_session
-}
-
-# login_verify_logout: a new session over iSER, a verified write, logout;
-# the device's state when one of them fails.
-login_verify_logout() {
-	initiator_up && is_iser && blk_verify_small && logout_clean ||
-		{ iser_diag; return 1; }
-}
-
-# new_session: a session over iSER for the I/O a device's deletion
-# interrupts; else why there is none (the next checks then fail).
-new_session() {
-	local out
-
-	out=$(initiator_up 2>&1 && is_iser 2>&1) && return
-	ktap_print "no new session"
-	{ echo "$out"; iser_diag; } | sed 's/^/# /'
-}
-
 # device_back: a new device, and the portal listening on it.
 device_back() {
 	pair_device_up && target_listen_again
