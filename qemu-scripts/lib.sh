@@ -240,11 +240,15 @@ vm_kill_guests() {
 }
 
 # Print the lines of file $2 that show a kernel problem, under heading $1;
-# fails if there are none.
+# fails if there are none. A user process's fault ("traps: PROG[PID]
+# general protection fault ip:..."), which the kernel only reports, is
+# not one.
 vm_show_bad() {
 	local bad
 
-	bad=$(grep -E "$VM_DMESG_BAD" "$2" 2>/dev/null) || return 1
+	bad=$(grep -E "$VM_DMESG_BAD" "$2" 2>/dev/null |
+		grep -Ev 'traps: .*\[[0-9]+\] general protection fault ip:') ||
+		return 1
 	echo "$1" >&2
 	printf '%s\n' "$bad" | head -n 20 | sed 's/^/  /' >&2
 }
