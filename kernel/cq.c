@@ -201,7 +201,7 @@ int srdma_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 	bool overflow;
 
 	spin_lock_irq(&cq->lock);
-	unpolled = cq->ring.idx - READ_ONCE(cq->ring.hdr->consumer);
+	unpolled = srdma_ring_used(&cq->ring);
 	notify = cq->notify;
 	overflow = cq->overflow;
 	spin_unlock_irq(&cq->lock);

@@ -765,15 +765,14 @@ void srdma_req_start(struct srdma_qp *qp)
  */
 int srdma_req_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 {
-	u32 posted, open, unsent, una, next, rd_out, retry;
+	u32 open, sent, una, next, rd_out, retry;
 	bool timer, rnr;
 
 	if (!qp->sq.hdr)
 		return 0;	/* an XRC target: no SQ */
 	spin_lock_bh(&qp->sq_lock);
-	posted = READ_ONCE(qp->sq.hdr->producer);
-	open = posted - qp->sq.idx;
-	unsent = posted - qp->req_idx;
+	open = srdma_sq_pending(qp);
+	sent = qp->req_idx - qp->sq.idx;
 	una = qp->una_psn;
 	next = qp->req_psn;
 	rd_out = qp->rd_out;
@@ -783,7 +782,8 @@ int srdma_req_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 	spin_unlock_bh(&qp->sq_lock);
 
 	if (rdma_nl_put_driver_u32(msg, "sq_open_wqes", open) ||
-	    rdma_nl_put_driver_u32(msg, "sq_unsent_wqes", unsent) ||
+	    rdma_nl_put_driver_u32(msg, "sq_unsent_wqes",
+				   open > sent ? open - sent : 0) ||
 	    rdma_nl_put_driver_u32_hex(msg, "una_psn", una) ||
 	    rdma_nl_put_driver_u32_hex(msg, "next_psn", next) ||
 	    rdma_nl_put_driver_u32(msg, "rd_out", rd_out) ||

@@ -81,16 +81,24 @@ static inline void srdma_ring_consume(struct srdma_ring *ring)
 }
 
 /*
- * Producer side (CQ): room for one more entry? A consumer index that is
- * ahead of us or too far behind reads as full, so a corrupt user index
- * ends in an overflow, never in overwriting unread entries.
+ * Producer side (CQ): entries produced and not yet consumed; room for one
+ * more? A consumer index that is ahead of us or too far behind reads as
+ * full, so a corrupt user index ends in an overflow, never in overwriting
+ * unread entries.
  */
+static inline u32 srdma_ring_used(const struct srdma_ring *ring)
+{
+	/*
+	 * acquire: the consumer is done reading a slot before we reuse it
+	 */
+	u32 cons = smp_load_acquire(&ring->hdr->consumer);
+
+	return ring->idx - cons;
+}
+
 static inline bool srdma_ring_full(const struct srdma_ring *ring)
 {
-	/* acquire: the consumer is done reading a slot before we reuse it */
-	u32 used = ring->idx - smp_load_acquire(&ring->hdr->consumer);
-
-	return used >= ring->num_slots;
+	return srdma_ring_used(ring) >= ring->num_slots;
 }
 
 static inline void srdma_ring_produce(struct srdma_ring *ring)

@@ -50,14 +50,16 @@ blk_io_fails() {
 	return $rc
 }
 
-# blk_delete_under_io IBDEV: IBDEV deleted 3 s into blk_io_start's I/O,
-# which must then fail. The caller checks what the ULP left and brings a
-# device back.
+# blk_delete_under_io IBDEV [CMD...]: IBDEV deleted 3 s into
+# blk_io_start's I/O (CMD run just before), which must then fail. The
+# caller checks what the ULP left and brings a device back.
 blk_delete_under_io() {
-	local rc=0
+	local rc=0 dev=$1
+	shift
 	blk_io_start
 	sleep 3
-	rdma link delete "$1" || rc=1
+	"${@:-true}"
+	rdma link delete "$dev" || rc=1
 	blk_io_fails || rc=1
 	return $rc
 }

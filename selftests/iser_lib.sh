@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # iSER's two ends, sourced by iser.sh (one host), pair_iser.sh and
-# pair_iser_churn.sh (two) after lib.sh and blk_ulp.sh: LIO exporting a RAM disk through an iSER
-# portal (ib_isert, set up through configfs as targetcli would) at
-# $PORTAL, and open-iscsi logging in to it through its "iser" interface
-# (ib_iser).
+# pair_iser_churn.sh (two) after lib.sh and blk_ulp.sh: LIO exporting a
+# RAM disk through an iSER portal (ib_isert, set up through configfs as
+# targetcli would) at $PORTAL, and open-iscsi logging in to it through
+# its "iser" interface (ib_iser).
 IQN=iqn.2026-12.io.softrdma:iser-test
 LIO=/sys/kernel/config/target
 

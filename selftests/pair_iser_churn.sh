@@ -62,11 +62,8 @@ churn() {
 
 	[ -n "${ISER_CHURN_DROP:-}" ] && [ $(($1 % 2)) = 1 ] && drop=1
 	new_session
-	blk_io_start
-	sleep 3
-	[ -z "$drop" ] || drop_roce on
-	rdma link delete "$DEV" || ktap_print "$DEV not deleted"
-	blk_io_fails || ktap_print "the I/O did not fail"
+	blk_delete_under_io "$DEV" ${drop:+drop_roce on} ||
+		ktap_print "$DEV not deleted, or the I/O did not fail"
 	[ -z "$drop" ] || drop_roce off
 	logout_clean || ktap_print "a session is left"
 	pair_device_up || ktap_print "no new device"
