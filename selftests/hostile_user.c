@@ -452,9 +452,48 @@ struct vgroup {
 	uint32_t taint_end[2];
 	uint32_t steps;
 	uint8_t hist[8];		/* its last mutation kinds, for reports */
+	/* Per CQ: what last moved its indices, for reports. */
+	struct cq_event {
+		uint32_t step, idx, prod, cons, slots;
+		int32_t arg, ret;
+		uint8_t what, taint;
+	} cqlog[2][16];
+	uint32_t ncqlog[2];
 };
 
 static struct vgroup groups[VG_NUM];
+
+enum { CE_RESIZE, CE_CONS, CE_PROD, CE_RESET, CE_NUM };
+static const char *const ce_name[CE_NUM] = {
+	"resize", "wild consumer", "wild producer", "QP reset",
+};
+
+/* Log what was done to @g's CQ @c and the ring as it is now. */
+static void cq_note(struct vgroup *g, int c, int what, int32_t arg,
+		    int32_t ret)
+{
+	const struct srdma_ring *r = &to_scq(c ? g->cq2 : g->cq)->ring;
+	struct cq_event *e = &g->cqlog[c][g->ncqlog[c]++ % 16];
+
+	*e = (struct cq_event){
+		.step = g->steps, .idx = r->idx, .prod = r->hdr->producer,
+		.cons = r->hdr->consumer, .slots = r->num_slots,
+		.arg = arg, .ret = ret, .what = what, .taint = g->taint[c],
+	};
+}
+
+static void cq_log_print(const struct vgroup *g, int c)
+{
+	uint32_t n = g->ncqlog[c], i = n > 16 ? n - 16 : 0;
+
+	for (; i < n; i++) {
+		const struct cq_event *e = &g->cqlog[c][i % 16];
+
+		ktap_print("  step %u: %s %d -> %d; idx %u producer %u consumer %u slots %u taint %u",
+			   e->step, ce_name[e->what], e->arg, e->ret, e->idx,
+			   e->prod, e->cons, e->slots, e->taint);
+	}
+}
 static struct bys_info bys;
 static uint8_t *vbuf;
 static struct ibv_mr *vmr;
@@ -692,8 +731,9 @@ static int group_revive(struct vgroup *g)
 {
 	int ret;
 
-	ret = qp_reset(g->qa) ?: qp_reset(g->qb) ?:
-	      qp_init(g, g->qa) ?: qp_init(g, g->qb) ?:
+	ret = qp_reset(g->qa) ?: qp_reset(g->qb);
+	cq_note(g, 0, CE_RESET, -1, ret);
+	ret = ret ?: qp_init(g, g->qa) ?: qp_init(g, g->qb) ?:
 	      qp_rts(g, g->qa, g->qb) ?: qp_rts(g, g->qb, g->qa);
 	return ret;
 }
@@ -900,6 +940,12 @@ static void wc_check(struct vgroup *g, int c, const struct ibv_wc *wc)
 				   (unsigned long long)wc->wr_id, r->idx,
 				   r->hdr->producer, r->hdr->consumer,
 				   r->num_slots, h);
+			if (bad_wcs == 1) {
+				ktap_print(" the CQ's last index changes (of %u), step now %u, taint %u until %u:",
+					   g->ncqlog[c], g->steps, g->taint[c],
+					   g->taint_end[c]);
+				cq_log_print(g, c);
+			}
 		}
 	}
 }
@@ -1158,12 +1204,14 @@ static void recv_base(struct softrdma_recv_wqe *w, uint64_t wr_id)
 static void cq_resize(struct vgroup *g, int c, int cqe)
 {
 	struct ibv_cq *cq = c ? g->cq2 : g->cq;
+	int ret = ibv_resize_cq(cq, cqe);
 
-	if (!ibv_resize_cq(cq, cqe) && g->taint[c]) {
+	if (!ret && g->taint[c]) {
 		g->taint[c] = TAINT_UNTIL;
 		g->taint_end[c] =
 			srdma_load_acquire(&to_scq(cq)->ring.hdr->producer);
 	}
+	cq_note(g, c, CE_RESIZE, cqe, ret);
 }
 
 static bool can(enum kind k)
@@ -1359,6 +1407,7 @@ static void mut_cons(struct vgroup *g)
 	 * CQ, or a resize that takes stale slots for unpolled).
 	 */
 	srdma_store_release(&t->hdr->consumer, index_near(t->idx, t->num_slots));
+	cq_note(g, 0, CE_CONS, (int32_t)(t->hdr->consumer - t->idx), 0);
 	if (qp_sends(g, g->qa))
 		doorbell(g->qa);
 	if (rnd(2)) {
@@ -1413,6 +1462,7 @@ static bool mut_cq(struct vgroup *g)
 	 */
 	set_prod(r, index_near(r->idx, r->num_slots));
 	g->taint[c] = TAINT_PROD;
+	cq_note(g, c, CE_PROD, (int32_t)(r->hdr->producer - r->idx), 0);
 	counted(K_CQ_PROD, 1);
 	if (qp_sends(g, g->qa))
 		doorbell(g->qa);
@@ -1444,19 +1494,22 @@ static void mut_modify(struct vgroup *g)
 	};
 	struct ibv_qp *qp = rnd(2) ? g->qa : g->qb;
 	struct ibv_qp_attr a = { .qp_state = st[rnd(7)] };
+	int ret;
 
 	switch (rnd(4)) {
 	case 0:
 		group_revive(g);
 		break;
 	case 1:
-		qp_reset(qp);
+		cq_note(g, 0, CE_RESET, qp->qp_num, qp_reset(qp));
 		qp_init(g, qp);
 		if (rnd(2))
 			qp_rts(g, qp, peer_of(g, qp));
 		break;
 	default:
-		ibv_modify_qp(qp, &a, IBV_QP_STATE);
+		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+		if (a.qp_state == IBV_QPS_RESET)
+			cq_note(g, 0, CE_RESET, qp->qp_num, ret);
 		break;
 	}
 	counted(K_MODIFY, 1);
