@@ -117,6 +117,14 @@ static inline struct ib_umem *srdma_umem_get(struct ib_device *dev, u64 addr,
 #ifdef SRDMA_HAVE_ODP_HMM_MAP
 #include <linux/hmm.h>
 
+/*
+ * ODP over huge pages (IB_ACCESS_HUGETLB): this core fills map.pfn_list
+ * per small page but ib_umem_odp_unmap_dma_pages() clears it per huge
+ * page, so an invalidation would leave small pages marked present: not
+ * offered here.
+ */
+#define SRDMA_ODP_ACCESS_HUGETLB	0
+
 static inline u64 srdma_odp_map_access(bool write)
 {
 	return write ? HMM_PFN_WRITE : 0;
@@ -136,6 +144,9 @@ static inline u8 *srdma_odp_page_kva(struct ib_umem_odp *odp, size_t idx)
 	return page_address(hmm_pfn_to_page(odp->map.pfn_list[idx]));
 }
 #else
+/* One dma_list entry per huge page, mapped and cleared alike. */
+#define SRDMA_ODP_ACCESS_HUGETLB	IB_ACCESS_HUGETLB
+
 static inline u64 srdma_odp_map_access(bool write)
 {
 	return ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);

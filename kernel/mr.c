@@ -246,6 +246,23 @@ static int srdma_mr_map_pages(struct srdma_mr *mr)
 	return 0;
 }
 
+/*
+ * The access flags a user registration may ask for. Optional ones
+ * (relaxed ordering) are hints we may ignore. HUGETLB says that an
+ * explicit ODP range is all huge pages, which the core then tracks a huge
+ * page at a time (it refuses it for implicit ODP); without ON_DEMAND it
+ * means nothing.
+ */
+static int srdma_mr_access_ok(int access)
+{
+	if (access & ~(SRDMA_MR_ACCESS | SRDMA_ODP_ACCESS_HUGETLB |
+		       IB_ACCESS_OPTIONAL))
+		return -EOPNOTSUPP;
+	if ((access & IB_ACCESS_HUGETLB) && !(access & IB_ACCESS_ON_DEMAND))
+		return -EINVAL;
+	return 0;
+}
+
 struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
 {
@@ -256,9 +273,9 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	struct srdma_mr *mr;
 	int err;
 
-	/* Optional flags (relaxed ordering) are hints we may ignore. */
-	if (access & ~(SRDMA_MR_ACCESS | IB_ACCESS_OPTIONAL))
-		return ERR_PTR(-EOPNOTSUPP);
+	err = srdma_mr_access_ok(access);
+	if (err)
+		return ERR_PTR(err);
 	if (implicit ? iova :
 	    !length || length > SRDMA_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
@@ -314,6 +331,7 @@ struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  struct ib_pd *pd, struct ib_udata *udata)
 {
 	struct srdma_mr *mr = to_smr(ibmr);
+	int err;
 
 	if (!mr->umem || (flags & ~IB_MR_REREG_SUPPORTED))
 		return ERR_PTR(-EOPNOTSUPP);
@@ -322,15 +340,20 @@ struct ib_mr *srdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
-	else if (access & ~(SRDMA_MR_ACCESS | IB_ACCESS_OPTIONAL))
-		return ERR_PTR(-EOPNOTSUPP);
+	err = srdma_mr_access_ok(access);
+	if (err)
+		return ERR_PTR(err);
 	if (!(flags & IB_MR_REREG_PD))
 		pd = ibmr->pd;
 
-	/* Writable pages, or pinned vs on-demand, need a new mapping. */
+	/*
+	 * Writable pages, pinned vs on-demand, or small vs huge pages need
+	 * a new mapping.
+	 */
 	if (!(flags & IB_MR_REREG_TRANS) &&
 	    ((ib_access_writable(access) && !mr->umem->writable) ||
-	     ((access ^ mr->access) & IB_ACCESS_ON_DEMAND))) {
+	     ((access ^ mr->access) &
+	      (IB_ACCESS_ON_DEMAND | IB_ACCESS_HUGETLB)))) {
 		start = mr->umem->address;
 		length = mr->length;
 		iova = mr->iova;

@@ -391,6 +391,18 @@ client_server() {
 	pair_result "$name" "$out" $rc_c $rc_s
 }
 
+# huge_pages_at_least N: at least N 2 MiB huge pages reserved (a test of
+# memory registered over them); huge_pages_restore: the count as before.
+HUGE_NR=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+huge_pages_at_least() {
+	HUGE_BEFORE=$(cat $HUGE_NR 2>/dev/null) || return 1
+	[ "$HUGE_BEFORE" -ge "$1" ] || echo "$1" >$HUGE_NR
+}
+
+huge_pages_restore() {
+	[ -z "${HUGE_BEFORE:-}" ] || echo "$HUGE_BEFORE" >$HUGE_NR
+}
+
 # Remove everything a test may leave behind: devices, links, namespaces.
 srdma_cleanup() {
 	local dev ns

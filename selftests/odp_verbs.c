@@ -9,6 +9,8 @@
  * same address) or swaps them out; memory unmapped for good fails with a
  * protection error;
  * a prefetch (ibv_advise_mr) maps ahead so the transfer faults nothing.
+ * Over 2 MiB huge pages (IBV_ACCESS_HUGETLB) the same holds, a huge page
+ * at a time, where the kernel's ODP core tracks them so.
  * An implicit MR (the whole address space) does all of that for any
  * address of the process, across its 2 MiB children, and refuses others.
  *
@@ -16,8 +18,10 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
@@ -270,6 +274,99 @@ static void t_prefetch(void)
 	ktap_result(ok, "after ibv_advise_mr(PREFETCH_WRITE, FLUSH) a WRITE takes no fault");
 }
 
+/* ---------------------------------------------------------- huge pages */
+
+#define HUGE_SZ		(2UL << 20)
+#define NR_HUGE_TESTS	4
+
+/*
+ * Kernels from 6.15 keep ODP page state per small page but clear it per
+ * huge page on invalidation, so softrdma refuses IBV_ACCESS_HUGETLB there
+ * (kernel/compat.h).
+ */
+static bool odp_huge_offered(void)
+{
+	struct utsname u;
+	unsigned int maj = 0, min = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &maj, &min) != 2)
+		return false;
+	return maj < 6 || (maj == 6 && min < 15);
+}
+
+/*
+ * Two huge pages under one ODP MR: a WRITE across the boundary between
+ * them; after the process drops them (MADV_DONTNEED) a READ sees the new,
+ * zeroed pages, and after the process writes there, its bytes.
+ */
+static void t_huge_traffic(struct ibv_mr *hmr, uint8_t *h)
+{
+	uint8_t *at = h + HUGE_SZ - MSG / 2, *src = mem_a, *dst = mem_a + MSG;
+	bool ok;
+
+	fill(src, MSG, 31);
+	ok = post(&a, IBV_WR_RDMA_WRITE, 11, src, mr_a->lkey, MSG, at,
+		  hmr->rkey) &&
+	     wc_ok(a.cq, 11, IBV_WC_SUCCESS) && same(at, src, MSG);
+	ktap_result(ok, "ODP over huge pages: a WRITE across two 2 MiB pages lands");
+
+	ok = ktap_expect(!madvise(h, 2 * HUGE_SZ, MADV_DONTNEED), "madvise");
+	memset(want, 0, MSG);
+	memset(dst, 0xa5, MSG);
+	ok = ok && post(&a, IBV_WR_RDMA_READ, 12, dst, mr_a->lkey, MSG, at,
+			hmr->rkey) &&
+	     wc_ok(a.cq, 12, IBV_WC_SUCCESS) && same(dst, want, MSG);
+	fill(at, MSG, 32);
+	ok = ok && post(&a, IBV_WR_RDMA_READ, 13, dst, mr_a->lkey, MSG, at,
+			hmr->rkey) &&
+	     wc_ok(a.cq, 13, IBV_WC_SUCCESS) && same(dst, at, MSG);
+	ktap_result(ok, "ODP over huge pages: after MADV_DONTNEED a READ returns the new pages, then what the process wrote there");
+}
+
+static void t_huge(void)
+{
+	int access = IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |
+		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ;
+	struct ibv_mr *hmr, *bad;
+	uint8_t *h;
+	int i;
+
+	bad = ibv_reg_mr(pd, mem_b, LEN, access & ~IBV_ACCESS_ON_DEMAND);
+	ktap_result(!bad && errno == EINVAL,
+		    "reg_mr with IBV_ACCESS_HUGETLB but not ON_DEMAND: EINVAL");
+	if (bad)
+		ibv_dereg_mr(bad);
+
+	h = mmap(NULL, 2 * HUGE_SZ, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (h == MAP_FAILED) {
+		for (i = 1; i < NR_HUGE_TESTS; i++)
+			ktap_skip("ODP over huge pages", "no 2 MiB huge pages");
+		return;
+	}
+	errno = 0;
+	hmr = ibv_reg_mr(pd, h, 2 * HUGE_SZ, access);
+	if (!odp_huge_offered()) {
+		ktap_result(!hmr && errno == EOPNOTSUPP,
+			    "ODP over huge pages on this kernel: EOPNOTSUPP (its core cannot track them)");
+		ktap_skip("ODP over huge pages: WRITE", "refused on this kernel");
+		ktap_skip("ODP over huge pages: READ after MADV_DONTNEED", "refused on this kernel");
+	} else {
+		ktap_result(ktap_expect(hmr, "reg_mr: %s", strerror(errno)),
+			    "ODP over huge pages: reg_mr with IBV_ACCESS_HUGETLB");
+		if (hmr) {
+			t_huge_traffic(hmr, h);
+		} else {
+			ktap_skip("ODP over huge pages: WRITE", "no MR");
+			ktap_skip("ODP over huge pages: READ after MADV_DONTNEED", "no MR");
+		}
+	}
+	if (hmr)
+		ibv_dereg_mr(hmr);
+	munmap(h, 2 * HUGE_SZ);
+}
+
 #define IMP_LEN		(6 << 20)	/* three implicit children and more */
 #define IMP_MSG		(1 << 20)
 
@@ -454,7 +551,7 @@ int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex dev = {};
 
-	if (!loop_open(argc, argv, 7 + NR_IMPLICIT_TESTS) ||
+	if (!loop_open(argc, argv, 7 + NR_HUGE_TESTS + NR_IMPLICIT_TESTS) ||
 	    ibv_query_device_ex(ctx, NULL, &dev))
 		return KSFT_FAIL;
 	if (!(dev.odp_caps.general_caps & IBV_ODP_SUPPORT)) {
@@ -476,6 +573,7 @@ int main(int argc, char **argv)
 	t_remap();
 	t_prefetch();
 	t_swap();
+	t_huge();
 	t_implicit(&dev);
 	t_unmapped();	/* last: the error takes the QPs down */
 

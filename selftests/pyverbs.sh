@@ -19,7 +19,11 @@ fi
 # The shipped copy is read-only and partly gzipped: unpack it on the
 # guest's tmpfs.
 work=$(mktemp -d)
-trap 'srdma_cleanup; rm -rf "$work"' EXIT
+trap 'srdma_cleanup; rm -rf "$work"; huge_pages_restore' EXIT
+# The suite's huge-page tests (ODP and parent-domain traffic over 2 MiB
+# pages, as DPDK- and UCX-style users register them) run only when the
+# system has such pages.
+huge_pages_at_least 32
 cp -r "$TESTS_DIR" "$work/tests" && gunzip -f "$work"/tests/*.gz || exit $KSFT_FAIL
 # The tests of one vendor's devices (mlx5, efa) only ever skip on others,
 # and rdma-core 56's mlx5 crypto traffic test kills the interpreter with a
