@@ -255,11 +255,11 @@ static int srdma_mr_map_pages(struct srdma_mr *mr)
  */
 static int srdma_mr_access_ok(int access)
 {
+	if ((access & IB_ACCESS_HUGETLB) && !(access & IB_ACCESS_ON_DEMAND))
+		return -EINVAL;
 	if (access & ~(SRDMA_MR_ACCESS | SRDMA_ODP_ACCESS_HUGETLB |
 		       IB_ACCESS_OPTIONAL))
 		return -EOPNOTSUPP;
-	if ((access & IB_ACCESS_HUGETLB) && !(access & IB_ACCESS_ON_DEMAND))
-		return -EINVAL;
 	return 0;
 }
 
