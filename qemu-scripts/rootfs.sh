@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# rootfs.sh RELEASE[-rt]
+# rootfs.sh RELEASE[-rt|-kbuild]
 #
 # Print the path of a Debian RELEASE (trixie, sid, ...) root filesystem
 # for building and testing softrdma as a user of that release gets it:
@@ -13,6 +13,9 @@
 # its MANIFEST lists the package versions it holds.  ROOTFS_MIRROR
 # overrides the archive. RELEASE-rt (bookworm-rt, trixie-rt): the same with
 # the release's PREEMPT_RT kernel (linux-image-rt-amd64) instead.
+# RELEASE-kbuild: the same plus the release's kernel source and what
+# building a kernel takes (debug-kernel.sh builds that release's debug
+# kernel in it, with its compiler).
 #
 # The module and provider are built inside it (rootfs-run.sh), and the
 # test VM boots its kernel with it as the guest's root (VM_ROOTFS).
@@ -37,11 +40,19 @@ mirror() {
 }
 
 main() {
-	local rel=${1:-} key dir tmp
+	local rel=${1:-} suite key dir tmp
 
-	[ -n "$rel" ] || vm_die "usage: ${0##*/} RELEASE[-rt]"
+	[ -n "$rel" ] || vm_die "usage: ${0##*/} RELEASE[-rt|-kbuild]"
+	suite=${rel%-rt}
+	suite=${suite%-kbuild}
+	[ "${rel%-kbuild}" = "$rel" ] ||
+		PACKAGES="$PACKAGES linux-source bc bison flex libelf-dev libssl-dev cpio"
 	if [ "${rel%-rt}" != "$rel" ]; then
 		PACKAGES=$(echo $PACKAGES | sed 's/linux-\(image\|headers\)-amd64/linux-\1-rt-amd64/g')
+		# A kernel ULP posts from softirq and its completion
+		# handlers: on PREEMPT_RT that is where the module's
+		# context decisions differ, so NVMe-oF runs there too.
+		PACKAGES="$PACKAGES nvme-cli fio"
 	fi
 	key=$(echo "$rel $PACKAGES" | sha1sum | cut -c1-10)
 	dir=$VM_REPO_DIR/build/rootfs/$rel-$key
@@ -64,7 +75,7 @@ main() {
 		--dpkgopt='path-exclude=/usr/share/man/*' \
 		--dpkgopt='path-exclude=/usr/share/locale/*' \
 		--include="$(echo $PACKAGES | tr ' ' ,)" \
-		"${rel%-rt}" "$tmp" "$(mirror)" >&2 ||
+		"$suite" "$tmp" "$(mirror)" >&2 ||
 		vm_die "mmdebstrap $rel failed"
 	chroot "$tmp" dpkg-query -W -f '${Package} ${Version}\n' >"$tmp/MANIFEST"
 	mv "$tmp" "$dir"

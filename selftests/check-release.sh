@@ -16,7 +16,11 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
 rel=${1:?usage: check-release.sh RELEASE}
-RELEASE_TESTS=${RELEASE_TESTS:-"link.sh netns.sh objects.sh integrity.sh transports.sh provider.sh rc_placement.sh pyverbs.sh"}
+core="link.sh netns.sh objects.sh integrity.sh transports.sh provider.sh rc_placement.sh pyverbs.sh"
+# PREEMPT_RT: also a kernel ULP (nvme-rdma and nvmet-rdma), whose posts
+# from softirq take the inline-kick path that preemptible() decides.
+[ "${rel%-rt}" = "$rel" ] || core="$core nvme_of.sh"
+RELEASE_TESTS=${RELEASE_TESTS:-$core}
 out=$TOP/build/release/$rel
 . selftests/check_lib.sh
 CHECK_LABEL="$rel: "
@@ -50,16 +54,16 @@ check "provider builds for its rdma-core with no warning" \
 	make -C provider O="$out/provider" || finish
 check "selftests of its rdma-core's builders build with no warning" \
 	build_clean "$out/progs.log" qemu-scripts/rootfs-run.sh "$root" \
-	make -C selftests release-progs OUT="$out" || finish
+	make -C selftests release-progs OUT="$out/progs" || finish
 lib=$(ls "$out"/provider/libsoftrdma-rdmav*.so 2>/dev/null)
 echo "# provider: ${lib##*/}"
 check "module index staged" env VM_KROOT="$root" \
 	qemu-scripts/stage-modules.sh "$kver" "$out/modroot" || finish
 
 # The VMs boot the release's kernel, not the one make check builds for.
-vm_env="SRDMA_MODROOT SRDMA_PROVIDER RC_PLACEMENT"
+vm_env="SRDMA_MODROOT SRDMA_PROVIDER RELEASE_PROGS"
 export KVER=$kver VM_ROOTFS=$root SRDMA_MODROOT=$out/modroot \
-	SRDMA_PROVIDER=$out/provider/libsoftrdma RC_PLACEMENT=$out/rc_placement
+	SRDMA_PROVIDER=$out/provider/libsoftrdma RELEASE_PROGS=$out/progs
 
 echo "== $rel: selftests (VM, $kver)"
 VM_ENV=$vm_env qemu-scripts/vm-run.sh -t "${RELEASE_VM_TIMEOUT:-1500}" \

@@ -27,7 +27,7 @@ dmesg_start=$(dmesg | wc -l)
 echo "TAP version 13"
 ktap_planned=$EXTRA ktap_extra=$EXTRA
 start=$(date +%s)
-ktap_fold < <(as_nobody timeout -k 5 "$LIMIT" "$SELFTESTS/hostile_user" \
+ktap_fold < <(as_nobody timeout -k 5 "$LIMIT" "${RELEASE_PROGS:-$SELFTESTS}/hostile_user" \
 	-s "$SEED" -n "$COUNT" -t $((LIMIT - 60)) srdma0 2>&1; echo "# exit $?")
 prog_rc=$ktap_fold_rc
 elapsed=$(($(date +%s) - start))

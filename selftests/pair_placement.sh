@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 trap srdma_cleanup EXIT
 PORT=18650
-PROG=${RC_PLACEMENT:-$SELFTESTS/rc_placement}
+PROG=${RELEASE_PROGS:-$SELFTESTS}/rc_placement
 
 # Both hosts run the same kernel: both skip, or neither.
 if [ "${PAIR_A:-}" = rxe ] && ! kernel_at_least 6 2; then

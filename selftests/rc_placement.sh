@@ -7,8 +7,8 @@
 # FLUSH still completes as it must (rc_placement's client and server).
 . "$(dirname "$0")/lib.sh"
 trap srdma_cleanup EXIT
-# check-release.sh builds it for the release's rdma-core: RC_PLACEMENT.
-PROG=${RC_PLACEMENT:-$SELFTESTS/rc_placement}
+# check-release.sh builds it for the release's rdma-core: RELEASE_PROGS.
+PROG=${RELEASE_PROGS:-$SELFTESTS}/rc_placement
 
 srdma_cleanup
 srdma0_up || exit $KSFT_FAIL

@@ -8,4 +8,4 @@ trap srdma_cleanup EXIT
 
 srdma_cleanup
 srdma0_up || exit $KSFT_FAIL
-as_nobody "$SELFTESTS/ring_abuse" srdma0 1
+as_nobody "${RELEASE_PROGS:-$SELFTESTS}/ring_abuse" srdma0 1
