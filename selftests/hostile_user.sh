@@ -40,10 +40,10 @@ ktap_result "hostile_user finished within ${LIMIT} s (no stall)" \
 
 # Every counter is there and a plain number; traffic went both ways; the
 # drops by reason add up to rx_drops.
-stats=$(rdma statistic show link srdma0/1 2>&1)
+stats=$(link_counters srdma0 2>&1)
 ktap_print "$stats"
 sane=$(echo "$stats" | awk '
-	/^link / { for (i = 3; i < NF; i += 2) {
+	{ for (i = 1; i <= NF; i += 2) {
 		if ($(i + 1) !~ /^[0-9]+$/ || length($(i + 1)) > 18) bad = bad " " $i
 		v[$i] = $(i + 1)
 		if ($i ~ /^drop_/) drops += $(i + 1) } }

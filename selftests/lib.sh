@@ -151,11 +151,19 @@ ibdev_gids() {
 		grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$'
 }
 
-# dev_counter IBDEV NAME: a port counter of "rdma statistic"
-# ("link IBDEV/1 NAME VALUE NAME VALUE ...").
-dev_counter() {
+# link_counters IBDEV: the port counters of "rdma statistic" as NAME VALUE
+# pairs on one line (iproute2 6.1 prints them on its "link IBDEV/1" line,
+# later releases one per line below it).
+link_counters() {
 	rdma statistic show link "$1/1" |
-		awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) print $(i + 1) }'
+		awk '{ for (i = $1 == "link" ? 3 : 1; i <= NF; i++) printf "%s ", $i }
+		     END { print "" }'
+}
+
+# dev_counter IBDEV NAME: a port counter of "rdma statistic".
+dev_counter() {
+	link_counters "$1" |
+		awk -v n="$2" '{ for (i = 1; i < NF; i += 2) if ($i == n) print $(i + 1) }'
 }
 
 # hw_counter IBDEV NAME: a port counter from sysfs (readable from the
@@ -200,8 +208,8 @@ in_order() {
 # moved_counters IBDEV: the device's port counters that are not 0, as
 # NAME VALUE pairs on one line.
 moved_counters() {
-	rdma statistic show link "$1/1" |
-		awk '{ for (i = 3; i < NF; i += 2) if ($(i + 1) != 0)
+	link_counters "$1" |
+		awk '{ for (i = 1; i < NF; i += 2) if ($(i + 1) != 0)
 			printf "%s %s ", $i, $(i + 1) }'
 }
 
