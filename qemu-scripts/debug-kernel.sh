@@ -5,11 +5,16 @@
 # debug-kernel.sh [-B] module     also build softrdma.ko for it; print its path
 # debug-kernel.sh check CONFIG    does CONFIG have every option of the fragment?
 # debug-kernel.sh config          configure the source tree only (no build)
+# -r RELEASE (trixie, sid): that Debian release's kernel instead, built
+#   from its linux-source in its root filesystem (rootfs.sh RELEASE-kbuild)
+#   with its compiler, and the module with it too.
 #
 # The debug test kernel of `make check-debug`: Debian's linux-source-6.1
-# with the options of debug-kernel.config (KASAN, UBSAN, lockdep, kmemleak,
-# debug objects, failslab, ...).  The result is a directory
-# build/debug-kernel/<release>/ laid out like an installed kernel:
+# (or that of -r RELEASE) with the options of debug-kernel.config (KASAN,
+# UBSAN, lockdep, kmemleak, debug objects, failslab, ...), those a kernel
+# no longer has (listed when it is configured) left out.  The result is
+# a directory build/debug-kernel/<release>/ laid out like an installed
+# kernel:
 #   boot/vmlinuz-<release>, boot/config-<release>
 #   lib/modules/<release>/             its modules (for VM_KROOT, lib.sh)
 #   usr/src/linux-headers-<release>/   build tree for out-of-tree modules
@@ -22,7 +27,7 @@
 #   3. a build from linux-source-6.1 (installed with apt-get when missing)
 #      with the fragment merged: about 2,000 CPU-seconds (17 minutes on
 #      2 idle cores).
-# -B skips 2. (always build from source).
+# -B skips 2. (always build from source), as -r does.
 #
 # `module` builds softrdma.ko from a copy of the sources (Kbuild, kernel/,
 # uapi/) in build/debug-kernel/obj/<release>/, so the main tree's objects
@@ -35,7 +40,8 @@ TOP=$(cd "$SCRIPT_DIR/.." && pwd)
 FRAGMENT=$SCRIPT_DIR/debug-kernel.config
 CACHE=$TOP/build/debug-kernel
 PREBUILT=${DEBUG_KERNEL_PREBUILT:-$(cd "$TOP/.." && pwd)/shared/debug-kernel}
-SOURCE_PKG=linux-source-6.1
+# In a release's root filesystem (-r), the kernel source it holds.
+SOURCE_PKG=${DEBUG_KERNEL_SOURCE:-linux-source-6.1}
 # What building the kernel needs besides gcc/make (Debian package names).
 BUILD_DEPS="$SOURCE_PKG bc bison flex libelf-dev libssl-dev kmod cpio xz-utils"
 
@@ -48,16 +54,25 @@ log() {
 	echo "${0##*/}: $*" >&2
 }
 
-# check CONFIG: every option of the fragment is in CONFIG ("CONFIG_X=v"
-# exactly; "# CONFIG_X is not set": no CONFIG_X=y/m/value line).  Prints
-# the missing ones.
+# The config symbols kernel tree $1 defines, one per line, in file $2.
+kconfig_symbols() {
+	find "$1" -name 'Kconfig*' -exec sed -n \
+		's/^[[:space:]]*\(menu\)\{0,1\}config[[:space:]]\{1,\}\([A-Za-z0-9_]*\).*/CONFIG_\2/p' \
+		{} + | sort -u >"$2"
+}
+
+# check CONFIG [SYMBOLS]: every option of the fragment is in CONFIG
+# ("CONFIG_X=v" exactly; "# CONFIG_X is not set": no CONFIG_X=y/m/value
+# line).  Prints the missing ones.  With SYMBOLS (kconfig_symbols), an
+# option that kernel does not define is not asked for.
 config_matches() {
-	local config=$1 line name missing=0
+	local config=$1 symbols=${2:-} line name missing=0
 
 	[ -r "$config" ] || return 1
 	while IFS= read -r line; do
 		case $line in
 		CONFIG_*=*)
+			name=${line%%=*}
 			grep -qxF -- "$line" "$config" && continue ;;
 		"# CONFIG_"*" is not set")
 			name=${line#\# }
@@ -65,10 +80,17 @@ config_matches() {
 			grep -q "^$name=" "$config" || continue ;;
 		*) continue ;;
 		esac
+		[ -z "$symbols" ] || grep -qxF "$name" "$symbols" || continue
 		echo "  $line"
 		missing=1
 	done <"$FRAGMENT"
 	return $missing
+}
+
+# The fragment's options a kernel does not define (its SYMBOLS file $1).
+config_absent() {
+	sed -n 's/^\(# \)\{0,1\}\(CONFIG_[A-Za-z0-9_]*\).*/\2/p' "$FRAGMENT" |
+		sort -u | grep -vxF -f "$1"
 }
 
 # Identity of a set of files (names, sizes, times): a cache key.
@@ -137,33 +159,38 @@ build_deps() {
 }
 
 # configure TREE: defconfig + kvm_guest.config + the fragment; fails
-# unless the result has every option of the fragment (an option whose
-# dependencies are missing is silently dropped by olddefconfig).
+# unless the result has every option of the fragment that the kernel
+# defines (an option whose dependencies are missing is silently dropped by
+# olddefconfig; one a newer kernel removed, such as UBSAN_SANITIZE_ALL
+# once UBSAN covered everything, is named and left out).
 configure() {
-	local tree=$1
+	local tree=$1 symbols=$1/.kconfig-symbols absent
 
 	make -C "$tree" -s defconfig >&2
 	make -C "$tree" -s kvm_guest.config >&2
 	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$FRAGMENT") >/dev/null
 	make -C "$tree" -s olddefconfig >&2
-	if ! config_matches "$tree/.config" >/dev/null; then
+	kconfig_symbols "$tree" "$symbols"
+	absent=$(config_absent "$symbols" | tr '\n' ' ')
+	[ -z "$absent" ] || log "not in this kernel, left out: $absent"
+	if ! config_matches "$tree/.config" "$symbols" >/dev/null; then
 		log "the configured kernel lacks fragment options:"
-		config_matches "$tree/.config" >&2 || true
+		config_matches "$tree/.config" "$symbols" >&2 || true
 		return 1
 	fi
 }
 
-# $CACHE/src/linux-source-6.1, extracted from the package (version $1)
-# and configured.
+# $CACHE/src/$SOURCE_PKG, extracted from the package (version $1) and
+# configured; each source package has its own tree.
 source_tree() {
-	local srcver=$1 tree=$CACHE/src/$SOURCE_PKG
+	local srcver=$1 tree=$CACHE/src/$SOURCE_PKG stamp=$CACHE/src/$SOURCE_PKG.source
 
-	if [ "$(cat "$CACHE/src/.source" 2>/dev/null)" != "$srcver" ]; then
+	if [ "$(cat "$stamp" 2>/dev/null)" != "$srcver" ]; then
 		log "extracting /usr/src/$SOURCE_PKG.tar.xz"
-		rm -rf "$CACHE/src"
+		rm -rf "$tree" "$stamp"
 		mkdir -p "$CACHE/src"
 		tar -C "$CACHE/src" -xf "/usr/src/$SOURCE_PKG.tar.xz"
-		echo "$srcver" >"$CACHE/src/.source"
+		echo "$srcver" >"$stamp"
 	fi
 	configure "$tree" || die "cannot configure $tree with $FRAGMENT"
 }
@@ -174,7 +201,7 @@ release() {
 	echo "$(make -C "$1" -s kernelversion)$(sed -n 's/^CONFIG_LOCALVERSION="\(.*\)"$/\1/p' "$1/.config")"
 }
 
-# Build from linux-source-6.1 into $CACHE/<release>.  The tree stays in
+# Build from $SOURCE_PKG into $CACHE/<release>.  The tree stays in
 # $CACHE/src/ (its object files are the headers tree for modules); a later
 # build of the same source and fragment is found by its stamp.
 use_source() {
@@ -246,21 +273,38 @@ build_module() {
 }
 
 usage() {
-	sed -n '4,7p' "$0" | sed 's/^# //' >&2
+	sed -n '4,10p' "$0" | sed 's/^# //' >&2
 	exit 2
 }
 
+# Run this script (arguments $2...) chrooted into release $1's kbuild root
+# filesystem, on the kernel source that holds: its compiler builds the
+# kernel and the module. Paths under the repository are the same inside.
+in_release() {
+	local rel=$1 root src
+	shift
+
+	root=$("$SCRIPT_DIR/rootfs.sh" "$rel-kbuild") || die "no root filesystem for $rel"
+	src=$(chroot "$root" dpkg-query -W -f '${Package}\n' 'linux-source-*' | sort -V | tail -n1)
+	[ -n "$src" ] || die "no linux-source package in $root"
+	cd "$TOP"
+	exec "$SCRIPT_DIR/rootfs-run.sh" "$root" env DEBUG_KERNEL_SOURCE="$src" \
+		"$SCRIPT_DIR/debug-kernel.sh" -B "$@"
+}
+
 main() {
-	local opt kroot
+	local opt kroot rel=
 
 	FROM_SOURCE=
-	while getopts Bh opt; do
+	while getopts Bhr: opt; do
 		case $opt in
 		B) FROM_SOURCE=y ;;
+		r) rel=$OPTARG ;;
 		*) usage ;;
 		esac
 	done
 	shift $((OPTIND - 1))
+	[ -z "$rel" ] || [ -n "${DEBUG_KERNEL_SOURCE:-}" ] || in_release "$rel" "$@"
 	case ${1:-kernel} in
 	kernel) kernel_dir ;;
 	module)

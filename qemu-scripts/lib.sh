@@ -49,9 +49,10 @@ vm_die() {
 VM_KROOT=${VM_KROOT:+$(cd "$VM_KROOT" && pwd)}
 
 # VM_ROOTFS: the guest's root is that release root filesystem (rootfs.sh)
-# instead of the host's, and boots its kernel (its modules are in place).
+# instead of the host's, and boots its kernel (its modules are in place),
+# or VM_KROOT's if that is set too (a debug kernel built for the release).
 VM_ROOTFS=${VM_ROOTFS:+$(cd "$VM_ROOTFS" && pwd)}
-if [ -n "$VM_ROOTFS" ]; then
+if [ -n "$VM_ROOTFS" ] && [ -z "$VM_KROOT" ]; then
 	VM_KROOT=$VM_ROOTFS
 fi
 
@@ -170,7 +171,7 @@ vm_write_job() {
 		vm_export VM_SCRIPTS "$VM_SCRIPT_DIR"
 		vm_export VM_CWD "$PWD"
 		vm_export VM_REPO "$VM_REPO_DIR"
-		[ -n "${VM_ROOTFS:-}" ] || [ -z "${VM_KROOT:-}" ] ||
+		[ -z "${VM_KROOT:-}" ] || [ "$VM_KROOT" = "${VM_ROOTFS:-}" ] ||
 			vm_export VM_KROOT "$VM_KROOT"
 		for kv in "$@"; do
 			vm_export "${kv%%=*}" "${kv#*=}"
