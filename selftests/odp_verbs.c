@@ -358,6 +358,13 @@ static void t_huge_traffic(struct ibv_mr *hmr, uint8_t *h)
 	ktap_result(ok, "ODP over huge pages: after MADV_DONTNEED a READ returns the new pages, then what the process wrote there");
 }
 
+/* The traffic checks of t_huge_traffic(), skipped for @why. */
+static void skip_huge_traffic(const char *why)
+{
+	ktap_skip("ODP over huge pages: WRITE", why);
+	ktap_skip("ODP over huge pages: READ after MADV_DONTNEED", why);
+}
+
 static void t_huge(void)
 {
 	int access = IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |
@@ -365,7 +372,6 @@ static void t_huge(void)
 		     IBV_ACCESS_REMOTE_READ;
 	struct ibv_mr *hmr, *bad;
 	uint8_t *h;
-	int i;
 
 	bad = ibv_reg_mr(pd, mem_b, LEN, access & ~IBV_ACCESS_ON_DEMAND);
 	ktap_result(!bad && errno == EINVAL,
@@ -376,8 +382,8 @@ static void t_huge(void)
 	h = mmap(NULL, 2 * HUGE_SZ, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (h == MAP_FAILED) {
-		for (i = 1; i < NR_HUGE_TESTS; i++)
-			ktap_skip("ODP over huge pages", "no 2 MiB huge pages");
+		ktap_skip("ODP over huge pages: reg_mr", "no 2 MiB huge pages");
+		skip_huge_traffic("no 2 MiB huge pages");
 		return;
 	}
 	errno = 0;
@@ -385,17 +391,14 @@ static void t_huge(void)
 	if (!odp_huge_offered()) {
 		ktap_result(!hmr && errno == EOPNOTSUPP,
 			    "ODP over huge pages on this kernel: EOPNOTSUPP (its core cannot track them)");
-		ktap_skip("ODP over huge pages: WRITE", "refused on this kernel");
-		ktap_skip("ODP over huge pages: READ after MADV_DONTNEED", "refused on this kernel");
+		skip_huge_traffic("refused on this kernel");
 	} else {
 		ktap_result(ktap_expect(hmr, "reg_mr: %s", strerror(errno)),
 			    "ODP over huge pages: reg_mr with IBV_ACCESS_HUGETLB");
-		if (hmr) {
+		if (hmr)
 			t_huge_traffic(hmr, h);
-		} else {
-			ktap_skip("ODP over huge pages: WRITE", "no MR");
-			ktap_skip("ODP over huge pages: READ after MADV_DONTNEED", "no MR");
-		}
+		else
+			skip_huge_traffic("no MR");
 	}
 	if (hmr)
 		ibv_dereg_mr(hmr);
