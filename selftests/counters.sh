@@ -44,7 +44,7 @@ udp_send() {
 	printf "$(echo "$1" | sed 's/\(..\)/\\x\1/g')" >/dev/udp/10.9.0.1/4791
 }
 
-ktap_plan 19
+ktap_plan 20
 srdma_cleanup
 srdma0_up || exit $KSFT_FAIL
 
@@ -85,10 +85,10 @@ ktap_fold "rc_stream: " < <(timeout -k 5 200 "$SELFTESTS/rc_stream" srdma0 srdma
 ktap_check "a loss-free loopback: nothing resent, nothing out of sequence" \
 	in_order srdma0
 
-# More SENDs than posted receives: the responder NAKs, the requester waits.
-args="-d srdma0 -x 1 -F -s 64 -n 2000 -r 2 -t 64"
-client_server "ib_send_bw with 2 receives posted" "ib_send_bw $args" \
-	ib_send_bw $args 127.0.0.1
+# SENDs ahead of the receives, which come 100 ms late: the responder
+# NAKs, the requester waits (a perftest run with few receives posted
+# meets an RNR only when its receiver falls behind, which it may not).
+ktap_fold "late receives: " < <(timeout -k 5 100 "$SELFTESTS/rc_stream" srdma0 srdma0 1 1 l 2>&1)
 sent=$(cnt rnr_naks_sent) rcvd=$(cnt rnr_naks_rcvd)
 ktap_print "rnr_naks_sent $sent rnr_naks_rcvd $rcvd"
 ktap_result "RNR NAKs are counted when sent and when received" \

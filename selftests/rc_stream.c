@@ -18,13 +18,20 @@
  *
  * usage: rc_stream DEV_A DEV_B [MIB [SEED [OPS]]]
  *        OPS: any of s (SEND), w (WRITE), r (READ), a (FETCH_AND_ADD),
- *        x (ATOMIC WRITE), m (READ and WRITE in turn); default swr
+ *        x (ATOMIC WRITE), m (READ and WRITE in turn), l (SEND, receives
+ *        late); default swr
  *
  * Mixed (OPS m): READs of 64 KiB and WRITEs of 64 bytes in turn,
  * MIXED_WINDOW in flight: the responder holds as many reads as it takes
  * (SRDMA_MAX_RD_ATOMIC) and the ACK of each WRITE waits behind the read
  * responses before it. On a loss-free path nothing may be resent (the
  * caller checks the counters).
+ *
+ * Late receives (OPS l): SENDs as in s, but B posts its WINDOW receives
+ * only LATE_MS after the sender has filled its window and every earlier
+ * receive has completed: each window's first SEND is RNR NAKed (and
+ * retried every min_rnr_timer) until then, and the packets sent behind it
+ * must wait for its retry (the caller checks the counters).
  *
  * RC_STREAM_PROGRESS_MS=N: every N ms, a line "# progress MS BYTES" (ms
  * since the stream began, its bytes completed so far) for a rate over time
@@ -52,6 +59,7 @@
 #define ATOMICS		2000		/* FETCH_AND_ADDs, ATOMIC WRITEs (a, x) */
 #define ACK_TIMEOUT	14		/* 4.096 us * 2^14 = 67 ms */
 #define STALL_MS	15000		/* no completion for this long: fail */
+#define LATE_MS		100		/* OPS l: receives this late */
 
 struct end {
 	const char *dev;
@@ -70,6 +78,7 @@ static struct end A = { .dev = NULL }, B;
 static uint32_t seed;
 static uint32_t window = WINDOW;	/* messages in flight */
 static bool mixed;			/* OPS m: odd messages WRITE */
+static bool late;			/* OPS l: receives posted late */
 static uint64_t progress_ms;		/* RC_STREAM_PROGRESS_MS */
 
 static uint64_t now_ms(void)
@@ -290,7 +299,7 @@ static enum ibv_wr_opcode msg_op(enum ibv_wr_opcode op, uint32_t msg)
  */
 static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 {
-	uint32_t posted = 0, done = 0, recvd = 0, i;
+	uint32_t posted = 0, done = 0, recvd = 0, rposted = 0;
 	uint64_t t0 = now_ms(), last = t0, report = t0 + progress_ms;
 	uint64_t bytes = 0;
 	const uint8_t *got;
@@ -303,10 +312,9 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		*(uint64_t *)B.dst = 0;
 	*placed = 0;
-	if (op == IBV_WR_SEND)
-		for (i = 0; i < WINDOW; i++)
-			if (!post_recv(i))
-				return ktap_expect(false, "post_recv failed");
+	for (; op == IBV_WR_SEND && !late && rposted < WINDOW; rposted++)
+		if (!post_recv(rposted))
+			return ktap_expect(false, "post_recv failed");
 	while (done < n || (op == IBV_WR_SEND && recvd < n)) {
 		while (posted < n && posted - done < window &&
 		       (op != IBV_WR_SEND || posted - recvd < WINDOW)) {
@@ -314,6 +322,12 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 				return ktap_expect(false, "post_send failed: %s",
 						   strerror(errno));
 			posted++;
+		}
+		if (late && rposted == recvd && posted > recvd) {
+			usleep(LATE_MS * 1000);
+			for (; rposted < posted; rposted++)
+				if (!post_recv(rposted % WINDOW))
+					return ktap_expect(false, "post_recv failed");
 		}
 		if (progress_ms && now_ms() >= report) {
 			ktap_print("progress %" PRIu64 " %" PRIu64, now_ms() - t0,
@@ -350,9 +364,11 @@ static bool stream(enum ibv_wr_opcode op, uint32_t n, const char *name)
 					return ktap_expect(false, "%s: message %u byte %" PRId64 " wrong",
 							   name, recvd, at);
 				recvd++;
-				if (recvd + WINDOW - 1 < n &&
-				    !post_recv(wc[j].wr_id))
-					return ktap_expect(false, "post_recv failed");
+				if (!late && rposted < n) {
+					if (!post_recv(wc[j].wr_id))
+						return ktap_expect(false, "post_recv failed");
+					rposted++;
+				}
 				continue;
 			}
 			if (wc[j].wr_id != done)
@@ -416,6 +432,7 @@ int main(int argc, char **argv)
 		{ 'a', IBV_WR_ATOMIC_FETCH_AND_ADD, "FETCH_AND_ADD" },
 		{ 'x', IBV_WR_ATOMIC_WRITE, "ATOMIC_WRITE" },
 		{ 'm', IBV_WR_RDMA_READ, "READ_WRITE" },
+		{ 'l', IBV_WR_SEND, "SEND_LATE_RECV" },
 	};
 	const char *which = argc > 5 ? argv[5] : "swr";
 	uint32_t mib = argc > 3 ? strtoul(argv[3], NULL, 0) : 20;
@@ -457,6 +474,7 @@ int main(int argc, char **argv)
 			      ops[i].op == IBV_WR_ATOMIC_WRITE;
 
 		mixed = ops[i].key == 'm';
+		late = ops[i].key == 'l';
 		window = mixed ? MIXED_WINDOW : WINDOW;
 		if (atomic)
 			snprintf(name, sizeof(name), "%u %ss, each executed once, in order",
@@ -464,6 +482,9 @@ int main(int argc, char **argv)
 		else if (mixed)
 			snprintf(name, sizeof(name), "READs and WRITEs in turn, %u reads in flight, every byte right",
 				 MAX_RD);
+		else if (late)
+			snprintf(name, sizeof(name), "SENDs %u ahead of receives posted %d ms late, every byte right",
+				 WINDOW, LATE_MS);
 		else
 			snprintf(name, sizeof(name), "%s of %u MiB, every byte right",
 				 ops[i].name, mib);
