@@ -25,7 +25,8 @@ stop_traffic() {
 gone() {
 	wait_for "! pgrep -x $1" 10 || { ktap_print "still running: $(pgrep -a -x "$1")"; return 1; }
 }
-trap 'stop_traffic; srdma_cleanup' EXIT
+logs=$(mktemp -d)
+trap 'stop_traffic; srdma_cleanup; rm -rf "$logs"' EXIT
 
 up() {
 	ip link del veth0 2>/dev/null
@@ -36,16 +37,23 @@ up() {
 # once packets flow and both still run (what follows must meet them
 # running, even in a slow debug guest).
 traffic() {
-	local args="-d srdma0 -x 1 -F -s 65536 -D 60" tx p
+	local args="-d srdma0 -x 1 -F -s 65536 -D 60" tx end tool=$1
 	tx=$(dev_counter srdma0 tx_pkts)
-	timeout 90 $1 $args >/dev/null 2>&1 &
+	timeout 90 $1 $args >"$logs/server" 2>&1 &
 	pids=$!
 	wait_for "ss -Hltn 'sport = :$TOOL_PORT' | grep -q ." 60 || return
-	timeout 90 $1 $args 127.0.0.1 >/dev/null 2>&1 &
+	timeout 90 $1 $args 127.0.0.1 >"$logs/client" 2>&1 &
 	pids="$pids $!"
 	wait_for "[ \$(dev_counter srdma0 tx_pkts) -gt $((tx + 1000)) ]" 60 || return
-	for p in $pids; do
-		kill -0 "$p" 2>/dev/null || { ktap_print "$1 ended too early"; return 1; }
+	set -- $pids
+	for end in server client; do
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1"
+			ktap_print "$tool $end ended too early (exit $?), its last lines:"
+			tail -n 5 "$logs/$end" | sed 's/^/#   /'
+			return 1
+		fi
+		shift
 	done
 }
 
