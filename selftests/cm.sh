@@ -137,8 +137,8 @@ ktap_check_fails "a port nobody listens on is refused" \
 wait $unreach_pid
 ktap_print "rping $(tail -n 1 "$unreach_out"): $(grep -m1 'cma event' "$unreach_out")"
 grep -q 'RDMA_CM_EVENT_UNREACHABLE' "$unreach_out" && ! grep -q '^exit 124 ' "$unreach_out"
-rm -f "$unreach_out"
 ktap_result "a host that does not answer: the connect fails" $?
+rm -f "$unreach_out"
 ktap_check "an address nobody has: address resolution fails" \
 	sh -c '! ip netns exec ns2 timeout 30 rping -c -a 10.9.0.77 -C 1'
 ktap_check "nothing is left behind" wait_for cm_no_leak 10
