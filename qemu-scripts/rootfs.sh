@@ -56,6 +56,11 @@ main() {
 	fi
 	key=$(echo "$rel $PACKAGES" | sha1sum | cut -c1-10)
 	dir=$VM_REPO_DIR/build/rootfs/$rel-$key
+	mkdir -p "$(dirname "$dir")"
+	# One maker at a time: make check makes the roots it will need in
+	# the background while its first VM runs.
+	exec 9>"$dir.lock"
+	flock 9
 	if [ -e "$dir/MANIFEST" ]; then
 		echo "$dir"
 		return
@@ -63,7 +68,6 @@ main() {
 	command -v mmdebstrap >/dev/null ||
 		vm_die "mmdebstrap is missing: run 'make deps'"
 	rm -rf "$dir" "$dir.tmp"
-	mkdir -p "$(dirname "$dir")"
 	tmp=$dir.tmp
 	# No recommends, no manual pages: a smaller tree. (/usr/share/doc
 	# stays: python3-pyverbs has its test suite there.)
