@@ -178,11 +178,9 @@ release_userland() {
 	local out=$1 root
 
 	root=$(qemu-scripts/rootfs.sh "$DEBUG_RELEASE-kbuild") || return
-	qemu-scripts/rootfs-run.sh "$root" make -s -C provider O="$out/provider" >/dev/null &&
-		qemu-scripts/rootfs-run.sh "$root" make -s -C selftests release-progs OUT="$out/progs" >/dev/null ||
-		return
-	export VM_ROOTFS=$root SRDMA_PROVIDER=$out/provider/libsoftrdma \
-		RELEASE_PROGS=$out/progs
+	release_make "$root" provider "$out/provider" >/dev/null &&
+		release_make "$root" progs "$out/progs" >/dev/null || return
+	release_export "$root" "$out"
 	echo "# $DEBUG_RELEASE root filesystem $root, provider $(ls "$out"/provider/libsoftrdma-rdmav*.so)"
 }
 
@@ -190,6 +188,7 @@ host_main() {
 	local start t0 kroot ko kver outdir vm_rc p f s rel_opt=
 
 	cd "$TOP" || exit 1
+	. selftests/check_lib.sh
 	start=$(date +%s)
 	[ -z "${DEBUG_RELEASE:-}" ] || rel_opt="-r $DEBUG_RELEASE"
 	echo "== debug kernel${DEBUG_RELEASE:+ of $DEBUG_RELEASE}"

@@ -50,11 +50,9 @@ check "module builds for $kver with W=1 and no warning" \
 	build_clean "$out/module.log" qemu-scripts/rootfs-run.sh "$root" \
 	make -s module KVER="$kver" || finish
 check "provider builds for its rdma-core with no warning" \
-	build_clean "$out/provider.log" qemu-scripts/rootfs-run.sh "$root" \
-	make -C provider O="$out/provider" || finish
+	build_clean "$out/provider.log" release_make "$root" provider "$out/provider" || finish
 check "selftests of its rdma-core's builders build with no warning" \
-	build_clean "$out/progs.log" qemu-scripts/rootfs-run.sh "$root" \
-	make -C selftests release-progs OUT="$out/progs" || finish
+	build_clean "$out/progs.log" release_make "$root" progs "$out/progs" || finish
 lib=$(ls "$out"/provider/libsoftrdma-rdmav*.so 2>/dev/null)
 echo "# provider: ${lib##*/}"
 check "module index staged" env VM_KROOT="$root" \
@@ -62,8 +60,8 @@ check "module index staged" env VM_KROOT="$root" \
 
 # The VMs boot the release's kernel, not the one make check builds for.
 vm_env="SRDMA_MODROOT SRDMA_PROVIDER RELEASE_PROGS"
-export KVER=$kver VM_ROOTFS=$root SRDMA_MODROOT=$out/modroot \
-	SRDMA_PROVIDER=$out/provider/libsoftrdma RELEASE_PROGS=$out/progs
+export KVER=$kver SRDMA_MODROOT=$out/modroot
+release_export "$root" "$out"
 
 echo "== $rel: selftests (VM, $kver)"
 VM_ENV=$vm_env qemu-scripts/vm-run.sh -t "${RELEASE_VM_TIMEOUT:-1500}" \

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # Shared by the host-side check scripts (check.sh, check-release.sh,
-# check-package.sh): one-test steps and the "N passed, N failed, N
-# skipped" counts they add up and print last. CHECK_LABEL prefixes the
-# step names.
+# check-package.sh, check-debug.sh): one-test steps and the "N passed, N
+# failed, N skipped" counts they add up and print last, and the userland
+# of another release. CHECK_LABEL prefixes the step names.
 
 passed=0 failed=0 skipped=0
 
@@ -47,4 +47,22 @@ add_count_file() {
 print_counts() {
 	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" -eq 0 ]
+}
+
+# release_make ROOT provider|progs OUT: in the release root filesystem
+# ROOT (rootfs.sh), with its compiler and rdma-core, build the provider or
+# the selftests' programs that depend on that rdma-core into OUT.
+release_make() {
+	case $2 in
+	provider) qemu-scripts/rootfs-run.sh "$1" make -C provider O="$3" ;;
+	progs) qemu-scripts/rootfs-run.sh "$1" make -C selftests release-progs OUT="$3" ;;
+	*) return 2 ;;
+	esac
+}
+
+# release_export ROOT OUT: the test VM boots ROOT and takes the provider
+# and programs that release_make built under OUT (OUT/provider, OUT/progs).
+release_export() {
+	export VM_ROOTFS=$1 SRDMA_PROVIDER=$2/provider/libsoftrdma \
+		RELEASE_PROGS=$2/progs
 }
