@@ -36,6 +36,10 @@
  * RC_STREAM_PROGRESS_MS=N: every N ms, a line "# progress MS BYTES" (ms
  * since the stream began, its bytes completed so far) for a rate over time
  * (bench/wire.sh).
+ *
+ * RC_STREAM_ACK_TIMEOUT=N: the QPs' local ACK timeout code (4.096 us *
+ * 2^N, 1..31; default ACK_TIMEOUT), for a slow path whose responses may
+ * lag longer than 67 ms (congestion.sh's READs through a 20 Mbit/s queue).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -80,6 +84,7 @@ static uint32_t window = WINDOW;	/* messages in flight */
 static bool mixed;			/* OPS m: odd messages WRITE */
 static bool late;			/* OPS l: receives posted late */
 static uint64_t progress_ms;		/* RC_STREAM_PROGRESS_MS */
+static uint8_t ack_timeout = ACK_TIMEOUT; /* RC_STREAM_ACK_TIMEOUT */
 
 static uint64_t now_ms(void)
 {
@@ -222,7 +227,7 @@ static bool end_connect(struct end *e, const struct end *peer,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0xfff000;
-	a.timeout = ACK_TIMEOUT;
+	a.timeout = ack_timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = MAX_RD;
@@ -451,6 +456,15 @@ int main(int argc, char **argv)
 	seed = argc > 4 ? strtoul(argv[4], NULL, 0) : 1;
 	if (getenv("RC_STREAM_PROGRESS_MS"))
 		progress_ms = strtoull(getenv("RC_STREAM_PROGRESS_MS"), NULL, 0);
+	if (getenv("RC_STREAM_ACK_TIMEOUT")) {
+		unsigned long t = strtoul(getenv("RC_STREAM_ACK_TIMEOUT"), NULL, 0);
+
+		if (t < 1 || t > 31) {
+			fprintf(stderr, "RC_STREAM_ACK_TIMEOUT: 1..31\n");
+			return KSFT_FAIL;
+		}
+		ack_timeout = t;
+	}
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		plan += !!strchr(which, ops[i].key);
 	ktap_plan(plan + 1);
