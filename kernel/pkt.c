@@ -16,7 +16,10 @@
  * On a local link (veth, loopback) the receiver reads the lent pages
  * before it ACKs, so it sees them intact; a packet capture or raw socket
  * that reads them after the sender reused the buffer may not, which is
- * why zcopy_min=0 exists.
+ * why zcopy_min=0 exists. Nor may a resent copy still queued (behind a
+ * qdisc) when the first copy's ACK completed the request: it arrives
+ * with the new bytes, fails its ICRC and is dropped (drop_bad_icrc)
+ * instead of being taken as a duplicate; nothing is placed either way.
  */
 #include <linux/module.h>
 #include <linux/skbuff.h>
