@@ -39,7 +39,7 @@
  *
  * RC_STREAM_ACK_TIMEOUT=N: the QPs' local ACK timeout code (4.096 us *
  * 2^N, 1..31; default ACK_TIMEOUT), for a slow path whose responses may
- * lag longer than 67 ms (congestion.sh's READs through a 20 Mbit/s queue).
+ * lag longer than 67 ms (congestion.sh's flows through a 20 Mbit/s queue).
  */
 #define _GNU_SOURCE
 #include <errno.h>
