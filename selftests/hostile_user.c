@@ -463,6 +463,9 @@ struct vgroup {
 
 static struct vgroup groups[VG_NUM];
 
+#define TAINT_PROD	1	/* until a resize */
+#define TAINT_UNTIL	2	/* until the provider reaches taint_end */
+
 enum { CE_RESIZE, CE_CONS, CE_PROD, CE_RESET, CE_NUM };
 static const char *const ce_name[CE_NUM] = {
 	"resize", "wild consumer", "wild producer", "QP reset",
@@ -482,18 +485,46 @@ static void cq_note(struct vgroup *g, int c, int what, int32_t arg,
 	};
 }
 
-static void cq_log_print(const struct vgroup *g, int c)
+/*
+ * The first implausible completion, and the last changes of its CQ's
+ * indices, printed again just before the check's result: CI's list of
+ * failures shows the 8 comment lines before a "not ok", not the ones
+ * printed minutes earlier.
+ */
+#define BAD_LOG_LINES	6
+#define REPORT_LEN	256
+static char bad_first[REPORT_LEN], bad_log[BAD_LOG_LINES][REPORT_LEN];
+static unsigned int bad_log_lines;
+
+static void __attribute__((format(printf, 2, 3)))
+report_print(char keep[REPORT_LEN], const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (keep) {
+		vsnprintf(keep, REPORT_LEN, fmt, ap);
+		ktap_print("%s", keep);
+	} else {
+		ktap_vprint(fmt, ap);
+	}
+	va_end(ap);
+}
+
+static void cq_log_print(const struct vgroup *g, int c, bool keep)
 {
 	uint32_t n = g->ncqlog[c], i = n > 16 ? n - 16 : 0;
 
 	for (; i < n; i++) {
 		const struct cq_event *e = &g->cqlog[c][i % 16];
 
-		ktap_print("  step %u: %s %d -> %d; idx %u producer %u consumer %u slots %u taint %u",
-			   e->step, ce_name[e->what], e->arg, e->ret, e->idx,
-			   e->prod, e->cons, e->slots, e->taint);
+		report_print(keep ? bad_log[bad_log_lines++ % BAD_LOG_LINES] :
+			     NULL, "  step %u: %s %d -> %d; idx %u producer %u consumer %u slots %u taint %u",
+			     e->step, ce_name[e->what], e->arg, e->ret, e->idx,
+			     e->prod, e->cons, e->slots, e->taint);
 	}
 }
+
 static struct bys_info bys;
 static uint8_t *vbuf;
 static struct ibv_mr *vmr;
@@ -726,13 +757,34 @@ static int qp_reset(struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 }
 
+/*
+ * A QP reset drops the QP's unpolled CQEs (the provider's
+ * srdma_cq_clean()), sliding the others toward the producer index: slots
+ * the kernel never wrote, let in by a resize after a wild index, move
+ * with them past where they ended, so now everything up to the producer
+ * index is unverified.
+ */
+static void reset_noted(struct vgroup *g, uint32_t qpn, int ret)
+{
+	int c;
+
+	for (c = 0; c < 2; c++) {
+		struct ibv_cq *cq = c ? g->cq2 : g->cq;
+
+		if (cq && g->taint[c] == TAINT_UNTIL)
+			g->taint_end[c] = srdma_load_acquire(
+				&to_scq(cq)->ring.hdr->producer);
+	}
+	cq_note(g, 0, CE_RESET, (int32_t)qpn, ret);
+}
+
 /* Both QPs of @g from whatever state to RTS, connected afresh. */
 static int group_revive(struct vgroup *g)
 {
 	int ret;
 
 	ret = qp_reset(g->qa) ?: qp_reset(g->qb);
-	cq_note(g, 0, CE_RESET, -1, ret);
+	reset_noted(g, -1, ret);
 	ret = ret ?: qp_init(g, g->qa) ?: qp_init(g, g->qb) ?:
 	      qp_rts(g, g->qa, g->qb) ?: qp_rts(g, g->qb, g->qa);
 	return ret;
@@ -900,9 +952,6 @@ static bool qpn_of_group(const struct vgroup *g, uint32_t qpn)
 	       (g->qb && qpn == g->qb->qp_num);
 }
 
-#define TAINT_PROD	1	/* until a resize */
-#define TAINT_UNTIL	2	/* until the provider reaches taint_end */
-
 /*
  * Tally one completion of @g's CQ @c (0: cq, 1: cq2); the kernel's must be
  * plausible: a verbs status, a QP of the CQ, an opcode if successful (an
@@ -934,17 +983,18 @@ static void wc_check(struct vgroup *g, int c, const struct ibv_wc *wc)
 					      g->hist[i % 8] < K_NUM ?
 					      kind_name[g->hist[i % 8]] :
 					      "traffic");
-			ktap_print("implausible completion on a %s CQ%d: status %u opcode %u qp_num %u wr_id %#llx; ring idx %u producer %u consumer %u slots %u; last steps:%s",
-				   vtype_name[g->type], c, wc->status,
-				   wc->opcode, wc->qp_num,
-				   (unsigned long long)wc->wr_id, r->idx,
-				   r->hdr->producer, r->hdr->consumer,
-				   r->num_slots, h);
+			report_print(bad_wcs == 1 ? bad_first : NULL,
+				     "implausible completion on a %s CQ%d: status %u opcode %u qp_num %u wr_id %#llx; ring idx %u producer %u consumer %u slots %u; last steps:%s",
+				     vtype_name[g->type], c, wc->status,
+				     wc->opcode, wc->qp_num,
+				     (unsigned long long)wc->wr_id, r->idx,
+				     r->hdr->producer, r->hdr->consumer,
+				     r->num_slots, h);
 			if (bad_wcs == 1) {
 				ktap_print(" the CQ's last index changes (of %u), step now %u, taint %u until %u:",
 					   g->ncqlog[c], g->steps, g->taint[c],
 					   g->taint_end[c]);
-				cq_log_print(g, c);
+				cq_log_print(g, c, true);
 			}
 		}
 	}
@@ -1442,16 +1492,31 @@ static bool mut_cq(struct vgroup *g)
 	if (can(K_CQE) && (rnd(16) || !can(K_CQ_PROD))) {
 		struct softrdma_cqe *e;
 
+		uint32_t at;
+
 		if (g->taint[c] || r->num_slots < 16 ||
 		    used >= r->num_slots / 4)
 			return true;
-		e = srdma_ring_slot(r, r->idx - 1 - rnd(r->num_slots / 2));
-		e->status = r32();
-		e->opcode = r32();
-		e->qp_num = rnd(2) ? r32() : bys.qpn[rnd(4)];
-		e->byte_len = r32();
-		e->wr_id = r64();
-		counted(K_CQE, 1);
+		/*
+		 * The kernel may fill the slot again as soon as it is a lap
+		 * ahead (a QP's flush can be that burst): the consumer index
+		 * at the slot holds it off until the bytes are in, checked
+		 * against a write already under way (one past the producer).
+		 */
+		at = r->idx - 1 - rnd(r->num_slots / 2);
+		srdma_store_release(&r->hdr->consumer, at);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (srdma_load_acquire(&r->hdr->producer) - at <
+		    r->num_slots - 1) {
+			e = srdma_ring_slot(r, at);
+			e->status = r32();
+			e->opcode = r32();
+			e->qp_num = rnd(2) ? r32() : bys.qpn[rnd(4)];
+			e->byte_len = r32();
+			e->wr_id = r64();
+			counted(K_CQE, 1);
+		}
+		srdma_ring_cons_publish(r);
 		return true;
 	}
 	if (!can(K_CQ_PROD))
@@ -1501,7 +1566,7 @@ static void mut_modify(struct vgroup *g)
 		group_revive(g);
 		break;
 	case 1:
-		cq_note(g, 0, CE_RESET, qp->qp_num, qp_reset(qp));
+		reset_noted(g, qp->qp_num, qp_reset(qp));
 		qp_init(g, qp);
 		if (rnd(2))
 			qp_rts(g, qp, peer_of(g, qp));
@@ -1509,7 +1574,7 @@ static void mut_modify(struct vgroup *g)
 	default:
 		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
 		if (a.qp_state == IBV_QPS_RESET)
-			cq_note(g, 0, CE_RESET, qp->qp_num, ret);
+			reset_noted(g, qp->qp_num, ret);
 		break;
 	}
 	counted(K_MODIFY, 1);
@@ -2035,6 +2100,14 @@ usage:
 	ktap_print("async events:%s", len ? line : " none");
 	ktap_result(ok && mutations >= count,
 		    "random ring mutations done, the victims' device still works");
+	if (bad_wcs) {
+		unsigned int n = bad_log_lines, j;
+
+		ktap_print("%llu implausible, the first: %s",
+			   (unsigned long long)bad_wcs, bad_first);
+		for (j = n > BAD_LOG_LINES ? n - BAD_LOG_LINES : 0; j < n; j++)
+			ktap_print("%s", bad_log[j % BAD_LOG_LINES]);
+	}
 	ktap_result(!bad_wcs && (count < 10000 ||
 				 (wc_status[IBV_WC_LOC_QP_OP_ERR] &&
 				  wc_status[IBV_WC_LOC_LEN_ERR] &&
