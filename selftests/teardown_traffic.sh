@@ -35,9 +35,11 @@ up() {
 
 # traffic TOOL: server and client of TOOL on srdma0 for up to 60 s; true
 # once packets flow and both still run (what follows must meet them
-# running, even in a slow debug guest).
+# running, even in a slow debug guest). TEARDOWN_QP_TIMEOUT: perftest's
+# QP timeout code (-u; its default 14 is 67 ms, short for that guest).
 traffic() {
-	local args="-d srdma0 -x 1 -F -s 65536 -D 60" tx end tool=$1
+	local args="-d srdma0 -x 1 -F -s 65536 -D 60" tx end log tool=$1
+	args="$args${TEARDOWN_QP_TIMEOUT:+ -u $TEARDOWN_QP_TIMEOUT}"
 	tx=$(dev_counter srdma0 tx_pkts)
 	timeout 90 $1 $args >"$logs/server" 2>&1 &
 	pids=$!
@@ -49,8 +51,11 @@ traffic() {
 	for end in server client; do
 		if ! kill -0 "$1" 2>/dev/null; then
 			wait "$1"
-			ktap_print "$tool $end ended too early (exit $?), its last lines:"
-			tail -n 5 "$logs/$end" | sed 's/^/#   /'
+			ktap_print "$tool $end ended too early (exit $?); the last lines of both:"
+			# The other end's log often says why (a completion error).
+			for log in server client; do
+				tail -n 5 "$logs/$log" | sed "s/^/#   $log: /"
+			done
 			return 1
 		fi
 		shift
