@@ -119,7 +119,10 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'
 }
 
-# Wait up to $2 (default 10) seconds for CMD ($1, a shell string) to succeed.
+# Try CMD ($1, a shell string) until it succeeds, $2 (default 10) times 10
+# tries 0.1 s apart: at least $2 seconds. Each try forks, so in a slow
+# guest the limit stretches with it (about tenfold under the debug kernel),
+# which is what a wait for the system under test should do.
 wait_for() {
 	local i
 	for i in $(seq $((${2:-10} * 10))); do
