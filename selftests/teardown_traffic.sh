@@ -124,24 +124,37 @@ peer_up() {
 
 # peer_killed TOOL: kill -9 the server (srdma1) while the client (srdma2)
 # streams to it: the client gets an error completion once its retries run
-# out, and exits with an error in well under 30 s.
+# out, and exits with an error in well under 30 s. The client must still
+# stream when the server dies (as in traffic()): a client already done or
+# failed would prove nothing.
 peer_killed() {
-	local args="-x 1 -F -s 65536 -D 30" out rc t0 tx
+	local args="-x 1 -F -s 65536 -D 60" out rc t0 tx
+	args="$args${TEARDOWN_QP_TIMEOUT:+ -u $TEARDOWN_QP_TIMEOUT}"
 	out=$(mktemp)
-	ip netns exec tda timeout 60 $1 -d srdma1 $args >/dev/null 2>&1 &
+	ip netns exec tda timeout 90 $1 -d srdma1 $args >/dev/null 2>&1 &
 	pids=$!
 	wait_for "ip netns exec tda ss -Hltn 'sport = :$TOOL_PORT' | grep -q ." 60 ||
 		return
 	tx=$(dev_counter srdma2 tx_pkts)
-	ip netns exec tdb timeout 60 $1 -d srdma2 $args 10.9.5.1 >"$out" 2>&1 &
+	t0=$(date +%s)
+	ip netns exec tdb timeout 90 $1 -d srdma2 $args 10.9.5.1 >"$out" 2>&1 &
 	local client=$!
 	wait_for "[ \$(dev_counter srdma2 tx_pkts) -gt $((tx + 1000)) ]" 60 ||
 		return
+	if ! kill -0 $client 2>/dev/null; then
+		wait $client
+		ktap_print "$1 client ended before the kill (exit $?, $(($(date +%s) - t0)) s):" \
+			"$(tail -n 3 "$out" | tr '\n' ' ')"
+		rm -f "$out"
+		return 1
+	fi
+	ktap_print "$1: the server is killed $(($(date +%s) - t0)) s after the client started"
 	pkill -9 -f "$1 -d srdma1"
 	t0=$(date +%s)
 	wait $client
 	rc=$?
 	ktap_print "$1 client: exit $rc after $(($(date +%s) - t0)) s: $(grep -im1 'error' "$out")"
+	[ $rc -ne 0 ] || ktap_print "its last lines: $(tail -n 3 "$out" | tr '\n' ' ')"
 	rm -f "$out"
 	wait $pids 2>/dev/null
 	pids=
