@@ -27,6 +27,25 @@ gone() {
 }
 logs=$(mktemp -d)
 trap 'stop_traffic; srdma_cleanup; rm -rf "$logs"' EXIT
+# perftest's options in every case: a 60 s stream. TEARDOWN_QP_TIMEOUT:
+# its QP timeout code (-u; its default 14 is 67 ms, short for a slow
+# debug guest).
+PERF_ARGS="-x 1 -F -s 65536 -D 60${TEARDOWN_QP_TIMEOUT:+ -u $TEARDOWN_QP_TIMEOUT}"
+
+# running TOOL END PID LOG...: PID, TOOL's END, still runs; if it ended,
+# say so with its exit status and the last lines of each LOG (the other
+# end's often says why: a completion error).
+running() {
+	local tool=$1 end=$2 pid=$3 log
+	shift 3
+	kill -0 "$pid" 2>/dev/null && return
+	wait "$pid"
+	ktap_print "$tool $end ended too early (exit $?); the last lines of its logs:"
+	for log; do
+		tail -n 5 "$log" | sed "s/^/#   ${log##*/}: /"
+	done
+	return 1
+}
 
 up() {
 	ip link del veth0 2>/dev/null
@@ -35,11 +54,9 @@ up() {
 
 # traffic TOOL: server and client of TOOL on srdma0 for up to 60 s; true
 # once packets flow and both still run (what follows must meet them
-# running, even in a slow debug guest). TEARDOWN_QP_TIMEOUT: perftest's
-# QP timeout code (-u; its default 14 is 67 ms, short for that guest).
+# running, even in a slow debug guest).
 traffic() {
-	local args="-d srdma0 -x 1 -F -s 65536 -D 60" tx end log tool=$1
-	args="$args${TEARDOWN_QP_TIMEOUT:+ -u $TEARDOWN_QP_TIMEOUT}"
+	local args="-d srdma0 $PERF_ARGS" tx tool=$1
 	tx=$(dev_counter srdma0 tx_pkts)
 	timeout 90 $1 $args >"$logs/server" 2>&1 &
 	pids=$!
@@ -48,18 +65,8 @@ traffic() {
 	pids="$pids $!"
 	wait_for "[ \$(dev_counter srdma0 tx_pkts) -gt $((tx + 1000)) ]" 60 || return
 	set -- $pids
-	for end in server client; do
-		if ! kill -0 "$1" 2>/dev/null; then
-			wait "$1"
-			ktap_print "$tool $end ended too early (exit $?); the last lines of both:"
-			# The other end's log often says why (a completion error).
-			for log in server client; do
-				tail -n 5 "$logs/$log" | sed "s/^/#   $log: /"
-			done
-			return 1
-		fi
-		shift
-	done
+	running "$tool" server "$1" "$logs/server" "$logs/client" &&
+		running "$tool" client "$2" "$logs/server" "$logs/client"
 }
 
 # Both processes end by themselves within 30 s.
@@ -128,26 +135,18 @@ peer_up() {
 # stream when the server dies (as in traffic()): a client already done or
 # failed would prove nothing.
 peer_killed() {
-	local args="-x 1 -F -s 65536 -D 60" out rc t0 tx
-	args="$args${TEARDOWN_QP_TIMEOUT:+ -u $TEARDOWN_QP_TIMEOUT}"
-	out=$(mktemp)
-	ip netns exec tda timeout 90 $1 -d srdma1 $args >/dev/null 2>&1 &
+	local out=$logs/peer_client rc t0 tx
+	ip netns exec tda timeout 90 $1 -d srdma1 $PERF_ARGS >/dev/null 2>&1 &
 	pids=$!
 	wait_for "ip netns exec tda ss -Hltn 'sport = :$TOOL_PORT' | grep -q ." 60 ||
 		return
 	tx=$(dev_counter srdma2 tx_pkts)
 	t0=$(date +%s)
-	ip netns exec tdb timeout 90 $1 -d srdma2 $args 10.9.5.1 >"$out" 2>&1 &
+	ip netns exec tdb timeout 90 $1 -d srdma2 $PERF_ARGS 10.9.5.1 >"$out" 2>&1 &
 	local client=$!
 	wait_for "[ \$(dev_counter srdma2 tx_pkts) -gt $((tx + 1000)) ]" 60 ||
 		return
-	if ! kill -0 $client 2>/dev/null; then
-		wait $client
-		ktap_print "$1 client ended before the kill (exit $?, $(($(date +%s) - t0)) s):" \
-			"$(tail -n 3 "$out" | tr '\n' ' ')"
-		rm -f "$out"
-		return 1
-	fi
+	running "$1" client "$client" "$out" || return
 	ktap_print "$1: the server is killed $(($(date +%s) - t0)) s after the client started"
 	pkill -9 -f "$1 -d srdma1"
 	t0=$(date +%s)
@@ -155,7 +154,6 @@ peer_killed() {
 	rc=$?
 	ktap_print "$1 client: exit $rc after $(($(date +%s) - t0)) s: $(grep -im1 'error' "$out")"
 	[ $rc -ne 0 ] || ktap_print "its last lines: $(tail -n 3 "$out" | tr '\n' ' ')"
-	rm -f "$out"
 	wait $pids 2>/dev/null
 	pids=
 	[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $(($(date +%s) - t0)) -lt 30 ]
