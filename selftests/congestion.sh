@@ -93,6 +93,16 @@ devs() {
 	for i in $(seq "$FLOWS"); do echo "$1"; done
 }
 
+# read_check NAME WHAT N: a result, N (a count of WHAT) above 0; a skip
+# when N is 0 and the READs ran too slowly to fill the bottleneck ($slow).
+read_check() {
+	if [ "$3" -eq 0 ] && [ "$slow" = 0 ]; then
+		ktap_skip "READs: $1" "0 $2: $mbps Mbit/s read out, under the $((rline / 2)) Mbit/s a cut QP may send"
+	else
+		ktap_result "READs: $1 ($3 $2)" "$([ "$3" -gt 0 ]; echo $?)"
+	fi
+}
+
 # no_collapse NAME RESENT SENT: a result, RESENT under 10% of SENT.
 no_collapse() {
 	ktap_result "$1" "$([ $(($2 * 10)) -lt "$3" ]; echo $?)"
@@ -173,7 +183,8 @@ ktap_print "goodput $(awk -v m="$MIB" -v f="$FLOWS" -v t="$t" \
 # CC_READS=0 leaves them out.
 if [ "${CC_READS:-1}" = 1 ]; then
 	line=$(cat $CC_PARAMS/dcqcn_line_rate_mbps)
-	echo "${CC_READ_LINE_MBPS:-${RATE%mbit}}" >$CC_PARAMS/dcqcn_line_rate_mbps
+	rline=${CC_READ_LINE_MBPS:-${RATE%mbit}}
+	echo "$rline" >$CC_PARAMS/dcqcn_line_rate_mbps
 	mapfile -t readers < <(devs srdma2)
 	c0=$(hw_counter srdma1 rp_rate_cuts) tb0=$(hw_counter srdma1 tx_bytes)
 	w0=$(hw_counter srdma1 rp_pace_waits)
@@ -205,11 +216,18 @@ if [ "${CC_READS:-1}" = 1 ]; then
 	cuts=$(($(hw_counter srdma1 rp_rate_cuts) - c0)) rr=$(($(hw_counter srdma2 retransmits) - rr0))
 	tb=$(($(hw_counter srdma1 tx_bytes) - tb0)) need=$((FLOWS * MIB * 1048576))
 	waits=$(($(hw_counter srdma1 rp_pace_waits) - w0))
-	ktap_result "READs: srdma1 cut its rates for marked read responses ($cuts cuts)" \
-		"$([ "$cuts" -gt 0 ]; echo $?)"
+	secs=$(($(date +%s) - t0)) mbps=$((need * 8 / 1000000 / (secs ? secs : 1)))
+	# A guest that read out less than half the line rate in all (the
+	# debug kernel's: 1.5 to 2 Mbit/s of 20) builds a queue only in bursts
+	# (1 to 335 marks a run) and never sends faster than a cut QP may:
+	# the pace meets it only in a burst within the 1.2 ms the first cut
+	# takes to recover (0 to 37 waits). There no cut or no wait proves
+	# nothing, and these two checks skip, saying so. make check's guest
+	# reads 12 Mbit/s: 4068 marks, 465 waits.
+	slow=$([ $((need * 16)) -lt $((rline * 1000000 * secs)) ]; echo $?)
+	read_check "srdma1 cut its rates for marked read responses" cuts "$cuts"
 	# srdma1 sent nothing but read responses here: each wait held one back.
-	ktap_result "READs: srdma1's read responses waited for its rate ($waits waits)" \
-		"$([ "$waits" -gt 0 ]; echo $?)"
+	read_check "srdma1's read responses waited for its rate" waits "$waits"
 	echo "$line" >$CC_PARAMS/dcqcn_line_rate_mbps
 	ktap_print "READs: $(($(date +%s) - t0)) s; srdma1 sent $tb bytes (headers included) for $need read; srdma2 took in $(($(hw_counter srdma2 np_ecn_marked_roce_packets) - m0)) marked, asked again $rr times"
 	ktap_result "READs: paced responses, no collapse: srdma1 sent under 10% more than was read" \
