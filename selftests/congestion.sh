@@ -229,7 +229,7 @@ if [ "${CC_READS:-1}" = 1 ]; then
 	# srdma1 sent nothing but read responses here: each wait held one back.
 	read_check "srdma1's read responses waited for its rate" waits "$waits"
 	echo "$line" >$CC_PARAMS/dcqcn_line_rate_mbps
-	ktap_print "READs: $(($(date +%s) - t0)) s; srdma1 sent $tb bytes (headers included) for $need read; srdma2 took in $(($(hw_counter srdma2 np_ecn_marked_roce_packets) - m0)) marked, asked again $rr times"
+	ktap_print "READs: $secs s; srdma1 sent $tb bytes (headers included) for $need read; srdma2 took in $(($(hw_counter srdma2 np_ecn_marked_roce_packets) - m0)) marked, asked again $rr times"
 	ktap_result "READs: paced responses, no collapse: srdma1 sent under 10% more than was read" \
 		"$([ $((tb * 10)) -lt $((need * 11)) ]; echo $?)"
 else
