@@ -4,7 +4,8 @@
 # the test VM.
 #
 #   make          build everything (module against the installed kernel)
-#   make deps     install the Debian packages build, demo and tests need
+#   make deps     install the Debian packages build and demo need
+#   make deps-check  deps + the packages make check needs
 #   make demo     deps + build + a VM that creates srdma0 and shows it
 #   make check    build + unit tests on the host + selftests in the VM
 #   make check-debug  lifetime/error-path selftests, failslab and kmemleak
@@ -24,35 +25,45 @@
 #   make print-kver  print KVER (the default: see below)
 #   make dkms-src the DKMS source tree in build/dkms/softrdma-<version>/
 #
-# KVER/KDIR select the kernel. Default: the one Debian's linux-headers-<arch>
-# metapackage depends on, else the running kernel if its headers are
-# installed, else the newest in /lib/modules. The module is built in
-# build/module/$(KVER)/ (a tree of symlinks to the sources), so builds for
-# several kernels live side by side; ./softrdma.ko links to the last one.
+# KVER/KDIR select the kernel. KDIR= alone: the kernel release its tree
+# was built for. Default: the one Debian's linux-headers-<arch> metapackage
+# depends on, else the running kernel if its headers are installed, else
+# the newest in $(MODULES_DIR). Found when first used, not when make reads
+# this file: "make demo" installs the headers (deps) before it builds. The
+# module is built in build/module/$(KVER)/ (a tree of symlinks to the
+# sources), so builds for several kernels live side by side; ./softrdma.ko
+# links to the last one.
+MODULES_DIR ?= /lib/modules
 
-ifeq ($(origin KVER),undefined)
-KVER_META := linux-headers-$(shell dpkg --print-architecture 2>/dev/null)
-KVER := $(shell dpkg-query -W -f='$${db:Status-Abbrev} $${Depends}\n' \
-	$(KVER_META) 2>/dev/null | \
-	sed -n 's/^ii  *linux-headers-\([^ ,]*\).*/\1/p' | head -n 1)
-KVER_FROM := $(KVER_META)
-ifeq ($(wildcard /lib/modules/$(KVER)/build),)
-KVER := $(shell uname -r)
-KVER_FROM := the running kernel
-ifeq ($(wildcard /lib/modules/$(KVER)/build),)
-KVER := $(shell ls -1 /lib/modules 2>/dev/null | sort -V | tail -n 1)
-KVER_FROM := the newest in /lib/modules
-endif
-endif
-else
+# KVER_FROM: where KVER came from; default_kver prints "KVER FROM".
+define default_kver
+meta=linux-headers-$$(dpkg --print-architecture 2>/dev/null); \
+v=$$(dpkg-query -W -f='$${db:Status-Abbrev} $${Depends}\n' "$$meta" 2>/dev/null | \
+	sed -n 's/^ii  *linux-headers-\([^ ,]*\).*/\1/p' | head -n 1); \
+if [ -n "$$v" ] && [ -d "$(MODULES_DIR)/$$v/build" ]; then echo "$$v $$meta"; \
+elif v=$$(uname -r) && [ -d "$(MODULES_DIR)/$$v/build" ]; then echo "$$v the running kernel"; \
+else v=$$(ls -1 $(MODULES_DIR) 2>/dev/null | sort -V | tail -n 1); \
+	[ -z "$$v" ] || echo "$$v the newest in $(MODULES_DIR)"; fi
+endef
+
+# $(call lazy,VAR,VALUE): VAR is VALUE, computed at its first use only.
+lazy = $(eval $(1) = $$(eval $(1) := $$$$(strip $(2)))$$($(1)))
+
+ifneq ($(origin KVER),undefined)
 KVER_FROM := $(origin KVER)
+else ifneq ($(origin KDIR),undefined)
+$(call lazy,KVER,$$(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null))
+KVER_FROM := KDIR
+else
+$(call lazy,KVER_DEFAULT,$$(shell $$(default_kver)))
+KVER = $(word 1,$(KVER_DEFAULT))
+KVER_FROM = $(wordlist 2,$(words $(KVER_DEFAULT)),$(KVER_DEFAULT))
 endif
-KDIR ?= /lib/modules/$(KVER)/build
-export KVER
+KDIR ?= $(MODULES_DIR)/$(KVER)/build
 
 # The module's own build tree and the module built there.
-MODDIR := $(CURDIR)/build/module/$(KVER)
-KO := $(MODDIR)/softrdma.ko
+MODDIR = $(CURDIR)/build/module/$(KVER)
+KO = $(MODDIR)/softrdma.ko
 # What kbuild needs to build the module (also what the DKMS package ships);
 # *_host.c are for host builds of the protocol code (selftests/unit).
 MOD_SRCS = Kbuild $(shell find kernel uapi -type f -name '*.[ch]' ! -name '*_host.c' | sort)
@@ -61,15 +72,21 @@ MOD_SRCS = Kbuild $(shell find kernel uapi -type f -name '*.[ch]' ! -name '*_hos
 VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-DEB_PACKAGES := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
-	busybox-static kmod iproute2 ethtool binutils gcc make clang pkg-config \
-	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils \
+# What "make deps" installs: building the module and the provider, and the
+# demo (a guest that runs ibv_devinfo, pingpong, perftest and rping).
+# Without recommends: gcc's libc6-dev is named instead.
+DEPS_BUILD := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
+	busybox-static kmod iproute2 gcc libc6-dev make pkg-config \
+	libibverbs-dev rdma-core ibverbs-utils rdmacm-utils perftest
+# What "make deps-check" adds: the selftests' programs and the tools,
+# ULPs and packaging the tests drive (with their recommends).
+DEPS_CHECK := ethtool binutils clang librdmacm-dev \
 	nvme-cli fio qperf ucx-utils nfs-kernel-server open-iscsi diod \
-	openmpi-bin libopenmpi-dev dropbear-bin \
-	perftest python3-pyverbs gnuplot-nox tshark linux-perf \
+	openmpi-bin libopenmpi-dev dropbear-bin python3-pyverbs \
+	gnuplot-nox tshark linux-perf \
 	dpkg-dev debhelper dh-dkms lintian mmdebstrap git
 
-.PHONY: all module print-ko print-kver dkms-src provider selftests deps demo check check-debug bench bench-wire bench-profile pyverbs unit install \
+.PHONY: all module print-ko print-kver dkms-src provider selftests deps deps-check demo check check-debug bench bench-wire bench-profile pyverbs unit install \
 	uninstall deb clean
 
 all: module provider selftests
@@ -78,6 +95,7 @@ all: module provider selftests
 # given, so it gets links, per file, in build/module/$(KVER)/; links to
 # files that are gone are removed.
 module:
+	@test -n "$(KVER)" || { echo "no kernel headers in $(MODULES_DIR): run 'make deps'"; exit 1; }
 	@echo "softrdma: kernel $(KVER) ($(KVER_FROM)), module $(KO)"
 	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)': run 'make deps'"; exit 1; }
 	@mkdir -p $(MODDIR)
@@ -112,20 +130,27 @@ selftests:
 	$(MAKE) -C selftests
 	$(MAKE) -C selftests/unit
 
+# APT_GET: the newcomer check (selftests/host/newcomer.sh) passes its own.
+APT_GET ?= DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 deps:
-	$(SUDO) apt-get update
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $(DEB_PACKAGES)
+	$(APT_GET) update
+	$(APT_GET) install -y --no-install-recommends $(DEPS_BUILD)
 
+deps-check: deps
+	$(APT_GET) install -y $(DEPS_CHECK)
+
+# KVER is found only now, after deps: on a fresh machine the headers
+# appear there.
 demo: deps
-	$(MAKE) all
+	$(MAKE) module provider
 	qemu-scripts/stage-modules.sh $(KVER) build/modroot
-	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
+	KVER=$(KVER) SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
 		qemu-scripts/vm-run.sh -t 600 -- qemu-scripts/demo.sh
 
 bench: all
 	qemu-scripts/stage-modules.sh $(KVER) build/modroot
 	mkdir -p build/bench
-	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
+	KVER=$(KVER) SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
 		qemu-scripts/vm-run.sh -t 2700 -o build/bench/vm -- bench/guest.sh
 	bench/report.sh build/bench/vm/bench.csv build/bench
 
@@ -134,13 +159,13 @@ bench-wire: all
 
 bench-profile: all
 	qemu-scripts/stage-modules.sh $(KVER) build/modroot
-	SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
+	KVER=$(KVER) SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
 		qemu-scripts/vm-run.sh -t 900 -o build/bench/profile -- bench/profile.sh
 
 # Not in make check yet: softrdma still fails part of the suite.
 pyverbs: all
 	qemu-scripts/stage-modules.sh $(KVER) build/modroot
-	SRDMA_MODROOT=$(CURDIR)/build/modroot TEST_TIMEOUT=1500 \
+	KVER=$(KVER) SRDMA_MODROOT=$(CURDIR)/build/modroot TEST_TIMEOUT=1500 \
 		VM_ENV="SRDMA_MODROOT TEST_TIMEOUT" \
 		qemu-scripts/vm-run.sh -t 1800 -o build/pyverbs -- \
 		selftests/run.sh pyverbs.sh
@@ -149,11 +174,11 @@ unit: selftests
 	$(MAKE) -C selftests/unit run
 
 check: all
-	selftests/check.sh
+	KVER=$(KVER) selftests/check.sh
 
 # The debug kernel: qemu-scripts/debug-kernel.sh (prebuilt or built once).
 check-debug: all
-	selftests/check-debug.sh
+	KVER=$(KVER) selftests/check-debug.sh
 
 # For a real machine: the module under /lib/modules/$(KVER)/updates
 # (stripped) and the provider where libibverbs looks for it. DESTDIR
@@ -163,13 +188,13 @@ INSTALL_MOD_PATH ?= $(DESTDIR)
 # Both as absolute paths: the installs run in other directories.
 override DESTDIR := $(if $(DESTDIR),$(abspath $(DESTDIR)))
 override INSTALL_MOD_PATH := $(if $(INSTALL_MOD_PATH),$(abspath $(INSTALL_MOD_PATH)))
-MOD_DEST := $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates
+MOD_DEST = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates
 MSUDO := $(if $(INSTALL_MOD_PATH),,$(SUDO))
 PSUDO := $(if $(DESTDIR),,$(SUDO))
-LIVE_DEPMOD := $(if $(INSTALL_MOD_PATH),,$(MSUDO) depmod -a $(KVER))
+LIVE_DEPMOD = $(if $(INSTALL_MOD_PATH),,$(MSUDO) depmod -a $(KVER))
 # Kbuild signs with the kernel's own key, which a distribution's headers do
 # not have (README.rst: signing for Secure Boot).
-NO_SIGN := $(if $(wildcard $(KDIR)/certs/signing_key.x509),,CONFIG_MODULE_SIG_ALL=)
+NO_SIGN = $(if $(wildcard $(KDIR)/certs/signing_key.x509),,CONFIG_MODULE_SIG_ALL=)
 
 install: module provider
 	$(MSUDO) $(MAKE) -C $(KDIR) M=$(MODDIR) INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
