@@ -130,8 +130,7 @@ selftests:
 	$(MAKE) -C selftests
 	$(MAKE) -C selftests/unit
 
-# APT_GET: the newcomer check (selftests/host/newcomer.sh) passes its own.
-APT_GET ?= DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
+APT_GET := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 deps:
 	$(APT_GET) update
 	$(APT_GET) install -y --no-install-recommends $(DEPS_BUILD)
@@ -168,17 +167,17 @@ pyverbs: all
 	KVER=$(KVER) SRDMA_MODROOT=$(CURDIR)/build/modroot TEST_TIMEOUT=1500 \
 		VM_ENV="SRDMA_MODROOT TEST_TIMEOUT" \
 		qemu-scripts/vm-run.sh -t 1800 -o build/pyverbs -- \
-		selftests/run.sh pyverbs.sh
+		selftests/run.sh pyverbs
 
 unit: selftests
 	$(MAKE) -C selftests/unit run
 
 check: all
-	KVER=$(KVER) selftests/check.sh
+	KVER=$(KVER) selftests/host/check.sh
 
 # The debug kernel: qemu-scripts/debug-kernel.sh (prebuilt or built once).
 check-debug: all
-	KVER=$(KVER) selftests/check-debug.sh
+	KVER=$(KVER) selftests/host/check-debug.sh
 
 # For a real machine: the module under /lib/modules/$(KVER)/updates
 # (stripped) and the provider where libibverbs looks for it. DESTDIR

@@ -7,7 +7,7 @@
 # measure both devices in turn. Writes DEVICE,TEST,BYTES,VALUE lines to
 # $VM_OUT/bench.csv, REPS lines per perftest point (report.sh takes their
 # median: TCG timing is noisy), one per ULP point.
-. "$(dirname "$0")/../selftests/lib.sh"
+. "$(dirname "$0")/../selftests/lib/lib.sh"
 
 BW_SIZES=${BW_SIZES:-"64 256 1024 4096 16384 65536 262144 1048576"}
 LAT_SIZES=${LAT_SIZES:-"8 64 256 1024 4096"}
@@ -46,7 +46,7 @@ point() {
 # turn each "WHAT: softrdma S KiB/s, rxe R KiB/s" line it prints into two
 # CSV rows, test PREFIX_WHAT (in KiB/s). Its TAP output is kept.
 ulp_rows() {
-	"$SELFTESTS/$1" 2>&1 | tee -a "$VM_OUT/bench-ulp.txt" |
+	"$SELFTESTS/guest/$1" 2>&1 | tee -a "$VM_OUT/bench-ulp.txt" |
 		sed -n 's/^# \(.*\): softrdma \([0-9]*\) KiB\/s, rxe \([0-9]*\) KiB\/s.*/\1|\2|\3/p' |
 		while IFS='|' read -r what s r; do
 			what=$(echo "$2 $what" | tr -cs 'A-Za-z0-9.\n' '_' | sed 's/_*$//')

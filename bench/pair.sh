@@ -5,7 +5,7 @@
 # on both hosts, then rdma_rxe on both. Host b writes MODE,TEST,PARAM,VALUE
 # lines to $VM_OUT/wire.csv (REPS runs a point), as wire.sh does; each
 # host's device counters go to $VM_OUT/wire-counters.txt.
-. "$(dirname "$0")/../selftests/lib.sh"
+. "$(dirname "$0")/../selftests/lib/lib.sh"
 . "$(dirname "$0")/wire_lib.sh"
 trap srdma_cleanup EXIT
 

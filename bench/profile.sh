@@ -7,7 +7,7 @@
 # then rdma_rxe where it works across namespaces. Writes
 # $VM_OUT/profile-DEV-SIZE.txt: the run's result, perf's flat profile by
 # symbol, and by command and DSO.
-. "$(dirname "$0")/../selftests/lib.sh"
+. "$(dirname "$0")/../selftests/lib/lib.sh"
 . "$(dirname "$0")/wire_lib.sh"
 trap srdma_cleanup EXIT
 

@@ -17,8 +17,8 @@
 # Writes MODE,TEST,PARAM,VALUE lines to $VM_OUT/wire.csv and each
 # bottleneck run's per-second flow rates to $VM_OUT/series-MODE.dat (a
 # column a flow); bench/wire-report.sh reads them.
-. "$(dirname "$0")/../selftests/lib.sh"
-. "$SELFTESTS/cc_lib.sh"
+. "$(dirname "$0")/../selftests/lib/lib.sh"
+. "$TESTLIB/cc_lib.sh"
 . "$(dirname "$0")/wire_lib.sh"
 trap 'cc_params 1; srdma_cleanup' EXIT
 
@@ -68,7 +68,7 @@ shared() {
 	mib=$(( ${BN_RATE%mbit} * BN_SECS / 8 + 1))
 	for i in $(seq "$BN_FLOWS"); do
 		RC_STREAM_PROGRESS_MS=1000 timeout "$BN_SECS" \
-			"$SELFTESTS/rc_stream" "${DEVN}1" "${DEVN}2" "$mib" "$i" w \
+			"$PROGS/rc_stream" "${DEVN}1" "${DEVN}2" "$mib" "$i" w \
 			>"$VM_OUT/flow-$mode-$i.txt" 2>&1 &
 		pids+=($!)
 	done

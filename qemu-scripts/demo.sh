@@ -3,7 +3,7 @@
 # The "make demo" guest: create srdma0 over a veth pair the way a user
 # would, show what libibverbs sees and run a few tools over it, ending
 # with rping -V through rdma_cm.
-. "$(dirname "$0")/../selftests/lib.sh"
+. "$(dirname "$0")/../selftests/lib/lib.sh"
 set -e
 
 srdma_install_module

@@ -171,6 +171,7 @@ vm_write_job() {
 		vm_export VM_SCRIPTS "$VM_SCRIPT_DIR"
 		vm_export VM_CWD "$PWD"
 		vm_export VM_REPO "$VM_REPO_DIR"
+		[ -z "${VM_SHARE:-}" ] || vm_export VM_SHARE "$VM_SHARE"
 		[ -z "${VM_KROOT:-}" ] || [ "$VM_KROOT" = "${VM_ROOTFS:-}" ] ||
 			vm_export VM_KROOT "$VM_KROOT"
 		for kv in "$@"; do
@@ -198,6 +199,10 @@ vm_qemu_args() {
 		-virtfs "local,path=${VM_ROOTFS:-/},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$VM_REPO_DIR,mount_tag=repo,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none,multidevs=remap")
+	# VM_SHARE: a writable host directory at the same path in the guest,
+	# shared by guests that run at once (run.sh's VM_QUEUE).
+	[ -z "${VM_SHARE:-}" ] || VM_QEMU_ARGS+=(
+		-virtfs "local,path=$VM_SHARE,mount_tag=share,security_model=none,multidevs=remap")
 	# TCG: a CPU with the instructions kernels use when they exist
 	# (PCLMULQDQ for CRC-32, SSE4.2, ...), unless VM_CPU says otherwise.
 	if [ "$accel" = kvm ]; then

@@ -23,6 +23,8 @@
 #   VM_APPEND     extra kernel command-line words
 #   VM_ACCEL      tcg (default) or kvm;  VM_SMP: guest CPUs (default 2)
 #   VM_CPU        TCG CPU model (default max)
+#   VM_SHARE      a writable host directory the guest mounts at the same
+#                 path (guests that run at once share it)
 # Guest environment: VM_OUT (guest path of OUTDIR, writable, shared with
 # the host), VM_KVER, VM_SCRIPTS (this directory), plus VM_ENV variables.
 
