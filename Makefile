@@ -8,6 +8,8 @@
 #   make deps-check  deps + the packages make check needs
 #   make demo     deps + build + a VM that creates srdma0 and shows it
 #   make check    build + unit tests on the host + selftests in the VM
+#   make check-all  make check + the release matrix (check-release.sh on
+#                 trixie and sid, check-package.sh on all three)
 #   make check-debug  lifetime/error-path selftests, failslab and kmemleak
 #                 under a KASAN/lockdep/kmemleak kernel (debug-kernel.sh)
 #   make bench    perftest over softrdma and rdma_rxe in one VM, ratios
@@ -86,7 +88,7 @@ DEPS_CHECK := ethtool binutils clang librdmacm-dev \
 	gnuplot-nox tshark linux-perf \
 	dpkg-dev debhelper dh-dkms lintian mmdebstrap git
 
-.PHONY: all module print-ko print-kver dkms-src provider selftests deps deps-check demo check check-debug bench bench-wire bench-profile pyverbs unit install \
+.PHONY: all module print-ko print-kver dkms-src provider selftests deps deps-check demo check check-all check-debug bench bench-wire bench-profile pyverbs unit install \
 	uninstall deb clean
 
 all: module provider selftests
@@ -174,6 +176,10 @@ unit: selftests
 
 check: all
 	KVER=$(KVER) selftests/host/check.sh
+
+# make check and the release matrix (README: when it must run).
+check-all: all
+	CHECK_ALL=1 KVER=$(KVER) selftests/host/check.sh
 
 # The debug kernel: qemu-scripts/debug-kernel.sh (prebuilt or built once).
 check-debug: all

@@ -29,7 +29,7 @@ VM_GUEST_OUT=/vm-out
 # sleeping function", "INFO: trying to register non-static key", "lockdep
 # is turned off"), debug objects (ODEBUG), soft lockups, hung tasks and
 # kmemleak turning itself off.  Its leak reports are judged by
-# selftests/check-debug.sh.  Not bare "lockdep" or "kmemleak": a debug
+# selftests/host/check-debug.sh.  Not bare "lockdep" or "kmemleak": a debug
 # kernel's boot messages say those words.  Nor kmemleak's "Cannot
 # allocate a scan area": under failslab it then scans the whole object,
 # and goes on.

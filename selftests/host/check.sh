@@ -1,13 +1,59 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# "make check": host unit tests, then every VM selftest in one guest boot;
-# prints the combined closing line and fails if anything failed.
+# "make check": host unit tests and builds, make demo as on a fresh
+# machine, the Debian 12 selftests (manifest tags core, in parallel
+# guests, then solo, alone), two-host pairs (pair, interop), and the
+# module and provider built for the other releases. "make check-all"
+# (CHECK_ALL=1) adds the release matrix: check-release.sh's guests on
+# trixie and sid, check-package.sh on bookworm, trixie and sid. Prints
+# the combined closing line and fails if anything failed.
+#
+# Environment: CHECK_LANES (parallel Debian 12 guests, default 2),
+# RELEASES, PACKAGE_RELEASES and BUILD_RELEASES (lists; see below).
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 KVER=${KVER:-$(make -s -C "$TOP" print-kver)}
 cd "$TOP" || exit 1
 
 . selftests/host/check_lib.sh
+
+if [ -n "${CHECK_ALL:-}" ]; then
+	RELEASES=${RELEASES-trixie sid}
+	PACKAGE_RELEASES=${PACKAGE_RELEASES-bookworm trixie sid}
+else
+	RELEASES=${RELEASES-}
+	PACKAGE_RELEASES=${PACKAGE_RELEASES-}
+fi
+# Built (module W=1, provider, programs) in their root filesystems, with
+# no guest: the releases check-release.sh does not run in full.
+BUILD_RELEASES=${BUILD_RELEASES-$(echo trixie sid $RELEASES | tr ' ' '\n' |
+	awk '{ n[$0]++ } END { for (r in n) if (n[r] == 1) print r }' | sort | tr '\n' ' ')}
+
+# guests N TAG OUT: the Debian 12 guests, N at once, run the tests tagged
+# TAG; each takes the next test no other has taken (run.sh's VM_QUEUE, a
+# directory they share). Consoles prefixed "[1] ", "[2] ", ...
+guests() {
+	local n=$1 tag=$2 out=$3 i rc pids= t0=$(date +%s)
+
+	mkdir -p "$out/queue"
+	for i in $(seq "$n"); do
+		{
+			VM_SHARE=$out/queue VM_QUEUE=$out/queue \
+				VM_ENV="SRDMA_MODROOT VM_QUEUE" \
+				qemu-scripts/vm-run.sh -t 3300 -o "$out/$i" -- \
+				selftests/run.sh -t "$tag" 2>&1
+			echo $? >"$out/$i.rc"
+		} | sed -u "s/^/[$i] /" &
+		pids+=" $!"
+	done
+	wait $pids
+	for i in $(seq "$n"); do
+		add_count_file "$out/$i/counts"
+		rc=$(cat "$out/$i.rc" 2>/dev/null || echo 1)
+		[ "$rc" -eq 0 ] || vm_rc=$rc
+	done
+	echo "# $tag: $(ls "$out/queue" | wc -l) tests in $n guests, $(($(date +%s) - t0)) s"
+}
 
 # CI shows only the end of a long log: check_all's output is kept, and
 # what failed in it is listed again after the closing line.
@@ -22,7 +68,7 @@ check_all() {
 	# on a stall with nice 10 beside them); the downloads and what CPU
 	# the guest leaves still overlap.
 	local rel
-	for rel in $(echo ${RELEASES-trixie sid} ${PACKAGE_RELEASES-bookworm trixie sid} |
+	for rel in $(echo $BUILD_RELEASES $RELEASES $PACKAGE_RELEASES |
 		tr ' ' '\n' | awk '!seen[$0]++'); do
 		nice -n 19 ionice -c 2 -n 7 qemu-scripts/rootfs.sh "$rel"
 	done >/dev/null 2>"$TOP/build/rootfs-prefetch.log" &
@@ -67,39 +113,40 @@ check_all() {
 	}
 	check "a clone under /tmp runs in the VM" clone_under_tmp
 
-	echo "== selftests (VM)"
 	outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX" 2>/dev/null) ||
 		{ mkdir -p "$TOP/build/vm" && outdir=$(mktemp -d "$TOP/build/vm/check.XXXXXX"); }
+	echo "== make demo as on a fresh machine"
+	selftests/host/newcomer.sh | tee "$outdir/newcomer.log"
+	add_counts "$(tail -n 1 "$outdir/newcomer.log")"
 	qemu-scripts/stage-modules.sh "$KVER" "$outdir/modroot" || failed=$((failed + 1))
-	SRDMA_MODROOT=$outdir/modroot VM_ENV=SRDMA_MODROOT \
-		qemu-scripts/vm-run.sh -t 3300 -o "$outdir" -- selftests/run.sh
-	vm_rc=$?
-	add_count_file "$outdir/counts"
+	export SRDMA_MODROOT=$outdir/modroot
+	vm_rc=0
 
-	# pair NAME ENV...: both hosts run run.sh PAIR_TESTS; ENV goes to both.
+	echo "== selftests (VM): core in ${CHECK_LANES:=2} guests at once"
+	guests "$CHECK_LANES" core "$outdir/core"
+	echo "== selftests (VM): solo, alone"
+	guests 1 solo "$outdir/solo"
+
+	# pair NAME TAG ENV...: both hosts run run.sh -t TAG; ENV to both.
 	pair() {
-		local name=$1 host
-		shift
+		local name=$1 tag=$2 host t0=$(date +%s)
+		shift 2
 		echo "== two-host selftests: $name (VM pair)"
-		env "$@" SRDMA_MODROOT="$outdir/modroot" \
-			VM_ENV="SRDMA_MODROOT PAIR_A" \
+		env "$@" VM_ENV="SRDMA_MODROOT PAIR_A" \
 			qemu-scripts/vm-pair.sh -t 1500 -o "$outdir/$name" -- \
-			"selftests/run.sh $PAIR_TESTS" ::: "selftests/run.sh $PAIR_TESTS"
+			"selftests/run.sh -t $tag" ::: "selftests/run.sh -t $tag"
 		local rc=$?
 		for host in a b; do
 			add_count_file "$outdir/$name/$host/counts"
 		done
 		[ $rc -eq 0 ] || vm_rc=$rc
+		echo "# $name pair: $(($(date +%s) - t0)) s"
 	}
-	PAIR_TESTS="pair.sh pair_tools.sh pair_integrity.sh pair_rds.sh pair_mpi.sh pair_iser.sh" pair softrdma PAIR_A=softrdma
+	pair softrdma pair PAIR_A=softrdma
 	# rdma_rxe on host a, softrdma on host b: interoperability
-	PAIR_TESTS="pair_tools.sh pair_integrity.sh" pair rxe-interop PAIR_A=rxe
+	pair rxe-interop interop PAIR_A=rxe
 
-	# A clean count with a failed VM run means a splat or a crash: a failure.
-	if [ $vm_rc -ne 0 ] && [ "$failed" -eq 0 ]; then
-		echo "not ok - VM run failed (exit $vm_rc): see $outdir"
-		failed=1
-	fi
+	vm_failed $vm_rc "$outdir"
 	summary="bookworm ($KVER, rdma-core $(pkg-config --modversion libibverbs 2>/dev/null | cut -d. -f3)): $passed passed, $failed failed, $skipped skipped in $(($(date +%s) - start)) s"
 
 	# sub_check LABEL SCRIPT RELEASE: a check script for one release, its
@@ -107,19 +154,24 @@ check_all() {
 	sub_check() {
 		local label=$1 script=$2 rel=$3 t0 line log=$outdir/${2%.sh}-$3.log
 
+		shift 3
 		echo "== $label"
 		t0=$(date +%s)
-		"selftests/$script" "$rel" | tee "$log"
+		"selftests/host/$script" "$rel" "$@" | tee "$log"
 		line=$(tail -n 1 "$log")
 		add_counts "$line"
 		summary+=$'\n'"$label: ${line:-no result} in $(($(date +%s) - t0)) s"
 	}
 
-	# The other Debian releases, a core subset each; the packages on each.
-	for rel in ${RELEASES-trixie sid}; do
+	# The other Debian releases: built, or a core subset each in full;
+	# the packages on each.
+	for rel in $BUILD_RELEASES; do
+		sub_check "$rel (builds)" check-release.sh "$rel" --build
+	done
+	for rel in $RELEASES; do
 		sub_check "$rel" check-release.sh "$rel"
 	done
-	for rel in ${PACKAGE_RELEASES-bookworm trixie sid}; do
+	for rel in $PACKAGE_RELEASES; do
 		sub_check "packages on $rel" check-package.sh "$rel"
 	done
 
@@ -136,12 +188,14 @@ if [ "$rc" -ne 0 ]; then
 	# Each failure with the test it belongs to, after the comment
 	# lines its test printed just before it (counters, exit codes).
 	echo "# what failed (the test each line belongs to first):"
-	awk '/# === /{t=$NF; n=0; next}
-	     /^(\[[a-z]\] )?# /{c[n++ % 8]=$0; next}
+	# Guests at once interleave: each console prefix ("[1] ") has its own.
+	awk '{ p = match($0, /^\[[a-z0-9]+\] /) ? substr($0, 1, RLENGTH) : "" }
+	     /# === /{t[p]=$NF; n[p]=0; next}
+	     /^(\[[a-z0-9]+\] )?# /{c[p, n[p]++ % 8]=$0; next}
 	     /(^|[] ])not ok |VM-FAIL/{
-		for (i = (n > 8 ? n - 8 : 0); i < n; i++)
-			print "#    " c[i % 8]
-		print "#  " t ": " $0; n=0}' "$log" | tail -n 80
+		for (i = (n[p] > 8 ? n[p] - 8 : 0); i < n[p]; i++)
+			print "#    " c[p, i % 8]
+		print "#  " t[p] ": " $0; n[p]=0}' "$log" | tail -n 80
 	tail -n 1 "$log"
 fi
 exit "$rc"

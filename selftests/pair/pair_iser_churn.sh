@@ -14,7 +14,7 @@
 #   ISER_CHURN=20 ISER_CHURN_DROP=1 TEST_TIMEOUT=3000 \
 #   VM_ENV="ISER_CHURN ISER_CHURN_DROP TEST_TIMEOUT" \
 #   qemu-scripts/vm-pair.sh -t 3200 -o build/vm/churn -- \
-#       'selftests/run.sh pair_iser_churn.sh' ::: 'selftests/run.sh pair_iser_churn.sh'
+#       'selftests/run.sh pair_iser_churn' ::: 'selftests/run.sh pair_iser_churn'
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/blk_ulp.sh"
 . "$(dirname "$0")/iser_lib.sh"
