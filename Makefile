@@ -93,6 +93,9 @@ DEPS_CHECK := ethtool binutils clang librdmacm-dev \
 
 all: module provider selftests
 
+# Both cores for the builds (kbuild, the provider, the test programs).
+MAKEFLAGS += -j$(shell nproc)
+
 # The symlink tree: kbuild writes its objects next to the sources it is
 # given, so it gets links, per file, in build/module/$(KVER)/; links to
 # files that are gone are removed.

@@ -8,8 +8,8 @@
 # target and the initiator on two hosts; here only with
 # ISER_DELETE_UNDER_IO=1 (below).
 . "$(dirname "$0")/../lib/lib.sh"
-. "$(dirname "$0")/blk_ulp.sh"
-. "$(dirname "$0")/iser_lib.sh"
+. "$TESTLIB/blk_ulp.sh"
+. "$TESTLIB/iser_lib.sh"
 
 PORTAL=10.9.0.1:3260
 ISERT_DEBUG=/sys/module/ib_isert/parameters/debug_level

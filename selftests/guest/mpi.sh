@@ -6,7 +6,7 @@
 # they crossed the device in order, and ucx_perftest's latency and
 # bandwidth are given beside MPI's. Two hosts: pair_mpi.sh.
 . "$(dirname "$0")/../lib/lib.sh"
-. "$(dirname "$0")/mpi_lib.sh"
+. "$TESTLIB/mpi_lib.sh"
 trap srdma_cleanup EXIT
 
 reason=$(mpi_skip_reason)

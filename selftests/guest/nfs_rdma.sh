@@ -10,7 +10,7 @@
 # soft mount: the I/O fails, the unmount works and a new device serves
 # again. The same run over rdma_rxe is reported beside it.
 . "$(dirname "$0")/../lib/lib.sh"
-. "$(dirname "$0")/fs_ulp.sh"
+. "$TESTLIB/fs_ulp.sh"
 
 EXPORT=/tmp/nfs-rdma/export
 MNT=/tmp/nfs-rdma/mnt

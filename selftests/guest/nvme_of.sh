@@ -8,7 +8,7 @@
 # (IB_WR_REG_MR); the target answers with SEND with invalidate.
 # The same run over rdma_rxe is reported beside it, for comparison.
 . "$(dirname "$0")/../lib/lib.sh"
-. "$(dirname "$0")/blk_ulp.sh"
+. "$TESTLIB/blk_ulp.sh"
 
 NQN=nqn.2026-11.io.softrdma:nvme-of-test
 HOSTNQN=nqn.2026-11.io.softrdma:host

@@ -21,7 +21,7 @@
 #   (retry_exceeded_err; 2 of 2 runs, after about 46 MB of the copy),
 #   and that dead connection brings the WARN.
 . "$(dirname "$0")/../lib/lib.sh"
-. "$(dirname "$0")/fs_ulp.sh"
+. "$TESTLIB/fs_ulp.sh"
 
 DIR=/tmp/p9-rdma
 EXPORT=$DIR/export

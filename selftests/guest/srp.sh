@@ -10,7 +10,7 @@
 # and a new device serves again. The same run over rdma_rxe is reported
 # beside it.
 . "$(dirname "$0")/../lib/lib.sh"
-. "$(dirname "$0")/blk_ulp.sh"
+. "$TESTLIB/blk_ulp.sh"
 
 LIO=/sys/kernel/config/target
 CM_PORT=5555

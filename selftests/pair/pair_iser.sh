@@ -10,8 +10,8 @@
 # teardown at a device removal; here each end sees the removal alone.
 # Then the same data checks over rdma_rxe on both hosts, for comparison.
 . "$(dirname "$0")/../lib/lib.sh"
-. "$(dirname "$0")/blk_ulp.sh"
-. "$(dirname "$0")/iser_lib.sh"
+. "$TESTLIB/blk_ulp.sh"
+. "$TESTLIB/iser_lib.sh"
 trap iser_cleanup EXIT
 SYNC=$VM_SCRIPTS/vm-sync.sh
 

@@ -16,8 +16,8 @@
 #   qemu-scripts/vm-pair.sh -t 3200 -o build/vm/churn -- \
 #       'selftests/run.sh pair_iser_churn' ::: 'selftests/run.sh pair_iser_churn'
 . "$(dirname "$0")/../lib/lib.sh"
-. "$(dirname "$0")/blk_ulp.sh"
-. "$(dirname "$0")/iser_lib.sh"
+. "$TESTLIB/blk_ulp.sh"
+. "$TESTLIB/iser_lib.sh"
 SYNC=$VM_SCRIPTS/vm-sync.sh
 N=${ISER_CHURN:-10}
 

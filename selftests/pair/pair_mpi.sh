@@ -8,7 +8,7 @@
 # device carried the messages in order, and ucx_perftest runs across
 # the link for comparison. One host: mpi.sh.
 . "$(dirname "$0")/../lib/lib.sh"
-. "$(dirname "$0")/mpi_lib.sh"
+. "$TESTLIB/mpi_lib.sh"
 trap 'pkill -x dropbear; srdma_cleanup' EXIT
 SYNC=$VM_SCRIPTS/vm-sync.sh
 SSH_PORT=2222
