@@ -93,8 +93,9 @@ DEPS_CHECK := ethtool binutils clang librdmacm-dev \
 
 all: module provider selftests
 
-# Both cores for the builds (kbuild, the provider, the test programs).
-MAKEFLAGS += -j$(shell nproc)
+# Every core for each build (kbuild, the provider, the test programs);
+# not in MAKEFLAGS, which the make calls of make check's scripts inherit.
+JOBS := -j$(shell nproc)
 
 # The symlink tree: kbuild writes its objects next to the sources it is
 # given, so it gets links, per file, in build/module/$(KVER)/; links to
@@ -110,7 +111,7 @@ module:
 		ln -sfr $$f $(MODDIR)/$$f || exit; \
 	done; \
 	find $(MODDIR) -xtype l -delete
-	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 modules
+	$(MAKE) $(JOBS) -C $(KDIR) M=$(MODDIR) W=1 modules
 	ln -sfn build/module/$(KVER)/softrdma.ko softrdma.ko
 
 print-ko:
@@ -129,11 +130,11 @@ dkms-src:
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 
 provider:
-	$(MAKE) -C provider
+	$(MAKE) $(JOBS) -C provider
 
 selftests:
-	$(MAKE) -C selftests
-	$(MAKE) -C selftests/unit
+	$(MAKE) $(JOBS) -C selftests
+	$(MAKE) $(JOBS) -C selftests/unit
 
 APT_GET := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 deps:
