@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pattern.h"
+
 #define PP_ITERS	100
 #define BW_SIZE		(1 << 20)
 #define BW_WINDOW	8
@@ -26,28 +28,17 @@ static int rank, nranks;
 static unsigned int failures;
 
 /* Word i of message SEED: no two messages of a run look alike. */
-static uint64_t word(uint64_t seed, size_t i)
-{
-	return seed * 0x9e3779b97f4a7c15ull + i;
-}
-
 static void fill(uint64_t *buf, size_t words, uint64_t seed)
 {
-	size_t i;
-
-	for (i = 0; i < words; i++)
-		buf[i] = word(seed, i);
+	pattern_fill(buf, words * 8, PAT_COUNT, seed, 0);
 }
 
 /* The index of the first wrong word, or -1. */
 static long check(const uint64_t *buf, size_t words, uint64_t seed)
 {
-	size_t i;
+	int64_t at = pattern_check(buf, words * 8, PAT_COUNT, seed, 0, NULL);
 
-	for (i = 0; i < words; i++)
-		if (buf[i] != word(seed, i))
-			return (long)i;
-	return -1;
+	return at < 0 ? -1 : (long)(at / 8);
 }
 
 static void *xmalloc(size_t len)

@@ -39,6 +39,7 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "pattern.h"
 #include "verbs_util.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -241,49 +242,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ---- the pattern: byte i of seed s is byte i % 8 of a hash of i / 8 ---- */
-
-static uint64_t pat_word(uint32_t seed, uint64_t i)
-{
-	uint64_t x = (((uint64_t)seed << 32) ^ i) + 0x9e3779b97f4a7c15ull;
-
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static void pat_fill(uint8_t *p, const struct run *r)
-{
-	uint64_t k, i, w = 0, wi = UINT64_MAX;
-
-	for (k = 0; k < r->len; k++) {
-		i = r->base + k;
-		if (i >> 3 != wi) {
-			wi = i >> 3;
-			w = pat_word(r->seed, wi);
-		}
-		p[k] = w >> (8 * (i & 7));
-	}
-}
-
-/* Offset of the first byte that differs, or -1. */
-static int64_t pat_check(const uint8_t *p, const struct run *r, uint8_t *want)
-{
-	uint64_t k, i, w = 0, wi = UINT64_MAX;
-
-	for (k = 0; k < r->len; k++) {
-		i = r->base + k;
-		if (i >> 3 != wi) {
-			wi = i >> 3;
-			w = pat_word(r->seed, wi);
-		}
-		*want = w >> (8 * (i & 7));
-		if (p[k] != *want)
-			return k;
-	}
-	return -1;
-}
-
 /* ---- local execution of every operation ---- */
 
 static void ep_drop_qp(struct ep *ep)
@@ -426,7 +384,8 @@ static int op_fill(struct ep *ep, const void *in, size_t inlen, void *out,
 		if (!run_fits(&r[i]))
 			return EINVAL;
 	for (i = 0; i < n; i++)
-		pat_fill(ep->buf + r[i].off, &r[i]);
+		pattern_fill(ep->buf + r[i].off, r[i].len, PAT_HASH, r[i].seed,
+			     r[i].base);
 	return 0;
 }
 
@@ -447,7 +406,8 @@ static int op_check(struct ep *ep, const void *in, size_t inlen, void *out,
 		if (!run_fits(&r[i]))
 			return EINVAL;
 	for (i = 0; i < n; i++) {
-		at = pat_check(ep->buf + r[i].off, &r[i], &c->want);
+		at = pattern_check(ep->buf + r[i].off, r[i].len, PAT_HASH,
+				   r[i].seed, r[i].base, &c->want);
 		if (at >= 0) {
 			c->run = i;
 			c->at = at;

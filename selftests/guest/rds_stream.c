@@ -37,6 +37,7 @@
 #include <linux/rds.h>
 
 #include "ktap.h"
+#include "pattern.h"
 
 #ifndef AF_RDS
 #define AF_RDS 21
@@ -66,26 +67,12 @@ static unsigned char *msg;	/* MAX_MSG + header */
 
 static void fill(unsigned char *p, size_t len, uint64_t seed)
 {
-	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = (unsigned char)x;
-	}
+	pattern_fill(p, len, PAT_XS64_BYTE, seed, 0);
 }
 
 static int check(const unsigned char *p, size_t len, uint64_t seed)
 {
-	unsigned char *want = malloc(len ?: 1);
-	int bad;
-
-	fill(want, len, seed);
-	bad = memcmp(p, want, len);
-	free(want);
-	return bad ? -1 : 0;
+	return pattern_check(p, len, PAT_XS64_BYTE, seed, 0, NULL) < 0 ? 0 : -1;
 }
 
 static double now(void)

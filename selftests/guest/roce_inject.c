@@ -47,6 +47,7 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "pattern.h"
 #include "roce_pkt.h"
 #include "verbs_util.h"
 
@@ -183,14 +184,7 @@ static uint64_t now_ms(void)
 
 static void pattern(uint8_t *p, uint32_t len, uint32_t seed)
 {
-	uint32_t i, x = seed * 2654435761u + 1;
-
-	for (i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = x;
-	}
+	pattern_fill(p, len, PAT_XS32_BYTE, seed, 0);
 }
 
 /* ---- counters: ports/1/hw_counters in sysfs ---- */

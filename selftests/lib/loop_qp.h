@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "pattern.h"
 #include "verbs_util.h"
 
 #ifndef LOOP_WAIT_MS
@@ -154,21 +155,17 @@ static inline bool wc_ok(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status s
 
 static inline void fill(uint8_t *p, size_t len, uint32_t seed)
 {
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)((i * 2654435761u) >> 13) ^ seed;
+	pattern_fill(p, len, PAT_MUL, seed, 0);
 }
 
 static inline bool same(const uint8_t *got, const uint8_t *want, size_t len)
 {
-	size_t i;
+	int64_t i = bytes_differ(got, want, len);
 
-	for (i = 0; i < len; i++)
-		if (got[i] != want[i])
-			return ktap_expect(false, "byte %zu: %#x, expected %#x",
-					   i, got[i], want[i]);
-	return true;
+	if (i < 0)
+		return true;
+	return ktap_expect(false, "byte %zu: %#x, expected %#x", (size_t)i,
+			   got[i], want[i]);
 }
 
 /* Wait up to 10 s for @type on @qp (or @cq); other events are skipped. */
