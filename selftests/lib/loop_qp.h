@@ -153,21 +153,6 @@ static inline bool wc_ok(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status s
 			   (unsigned long long)wr_id, ibv_wc_status_str(st));
 }
 
-static inline void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	pattern_fill(p, len, PAT_MUL, seed, 0);
-}
-
-static inline bool same(const uint8_t *got, const uint8_t *want, size_t len)
-{
-	int64_t i = bytes_differ(got, want, len);
-
-	if (i < 0)
-		return true;
-	return ktap_expect(false, "byte %zu: %#x, expected %#x", (size_t)i,
-			   got[i], want[i]);
-}
-
 /* Wait up to 10 s for @type on @qp (or @cq); other events are skipped. */
 static inline bool async_event(enum ibv_event_type type, struct ibv_qp *qp,
 			struct ibv_cq *cq)

@@ -6,6 +6,7 @@
 #include <endian.h>
 #include <string.h>
 
+#include "ktap.h"
 #include "pattern.h"
 
 #define PHI64	0x9e3779b97f4a7c15ull	/* 2^64 / golden ratio */
@@ -169,4 +170,19 @@ int64_t bytes_differ(const void *a, const void *b, size_t len)
 	for (i = 0; x[i] == y[i]; i++)
 		;
 	return i;
+}
+
+void fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	pattern_fill(p, len, PAT_MUL, seed, 0);
+}
+
+bool same(const uint8_t *got, const uint8_t *want, size_t len)
+{
+	int64_t i = bytes_differ(got, want, len);
+
+	if (i < 0)
+		return true;
+	return ktap_expect(false, "byte %zu: %#x, expected %#x", (size_t)i,
+			   got[i], want[i]);
 }

@@ -8,6 +8,7 @@
 #ifndef SRDMA_PATTERN_H
 #define SRDMA_PATTERN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,5 +62,11 @@ int64_t pattern_check(const void *p, size_t len, enum pat_kind kind,
 
 /* Offset of the first byte where @a and @b differ, or -1. */
 int64_t bytes_differ(const void *a, const void *b, size_t len);
+
+/* The loopback tests' pattern: PAT_MUL of @seed from byte 0. */
+void fill(uint8_t *p, size_t len, uint32_t seed);
+
+/* @got is @want, else a TAP diagnostic names the first wrong byte. */
+bool same(const uint8_t *got, const uint8_t *want, size_t len);
 
 #endif /* SRDMA_PATTERN_H */
