@@ -2162,14 +2162,6 @@ static void print_caps(const struct ep *ep)
 		   q->max_sge_rd, mtu_bytes(q->active_mtu));
 }
 
-/* The plan, after "TAP version 13" and what setup had to say. */
-static void plan(int n)
-{
-	printf("1..%d\n", n);
-	fflush(stdout);
-	ktap.planned = n;
-}
-
 /* Loop and client mode: we run the tests, against @b. */
 static int run_all(struct ep *a, struct ep *b, bool loop)
 {
@@ -2183,7 +2175,7 @@ static int run_all(struct ep *a, struct ep *b, bool loop)
 	p->ep[1] = b;
 	p->loop = loop;
 	if (!pair_connect(p, 0)) {
-		plan(1);
+		ktap_plan_count(1);
 		ktap_result(false, "connect a QP pair");
 		ep_close(a);
 		return ktap_finish();
@@ -2192,7 +2184,7 @@ static int run_all(struct ep *a, struct ep *b, bool loop)
 	print_caps(b);
 	ktap_print("path MTU %u", mtu_bytes(p->link_mtu));
 	build(p);
-	plan(ntests + dropped + 1);
+	ktap_plan_count(ntests + dropped + 1);
 	run_tests(p);
 	ok = true;
 	if (!loop)
@@ -2226,29 +2218,29 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "loop")) {
-		printf("TAP version 13\n");
+		ktap_header();
 		a.name = "QP A";
 		b.name = "QP B";
 		if (!ep_open(&a, argv[2], argc > 3 ? atoi(argv[3]) : 1) ||
 		    !ep_open(&b, argv[2], argc > 3 ? atoi(argv[3]) : 1)) {
-			plan(1);
+			ktap_plan_count(1);
 			ktap_result(false, "open the device twice");
 			return ktap_finish();
 		}
 		return run_all(&a, &b, true);
 	}
 	if (argc >= 5 && argc <= 6 && !strcmp(argv[1], "client")) {
-		printf("TAP version 13\n");
+		ktap_header();
 		a.name = "client";
 		b.name = "server";
 		if (!ep_open(&a, argv[2], argc > 5 ? atoi(argv[5]) : 1)) {
-			plan(1);
+			ktap_plan_count(1);
 			ktap_result(false, "open the device");
 			return ktap_finish();
 		}
 		b.fd = tcp_connect(argv[3], argv[4]);
 		if (b.fd < 0) {
-			plan(1);
+			ktap_plan_count(1);
 			ktap_result(false, "connect to the server");
 			return ktap_finish();
 		}
