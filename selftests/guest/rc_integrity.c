@@ -25,7 +25,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <netdb.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,12 +33,12 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
 #include "pattern.h"
+#include "sidechan.h"
 #include "verbs_util.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -100,10 +99,7 @@ enum {
 	NR_OPS
 };
 
-struct rpc_hdr {
-	int32_t val;	/* request: OP_*; reply: 0 or an errno */
-	uint32_t len;	/* bytes that follow */
-};
+/* Each request and reply goes after a struct sc_hdr (sidechan.h). */
 
 struct qp_info {
 	uint32_t qpn;
@@ -607,23 +603,7 @@ static const op_fn ops[NR_OPS] = {
 	[OP_EVENT] = op_event,
 };
 
-/* ---- the control connection ---- */
-
-static int io_all(int fd, void *p, size_t len, bool wr)
-{
-	ssize_t n;
-
-	while (len) {
-		n = wr ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n ? errno : EPIPE;
-		p = (uint8_t *)p + n;
-		len -= n;
-	}
-	return 0;
-}
+/* ---- the control connection (lib/sidechan.c) ---- */
 
 /*
  * Run @op on @ep: here, or over its control connection. @outlen holds
@@ -632,136 +612,39 @@ static int io_all(int fd, void *p, size_t len, bool wr)
 static int ep_call(struct ep *ep, int op, const void *in, size_t inlen,
 		   void *out, size_t *outlen)
 {
-	struct rpc_hdr h = { .val = op, .len = inlen };
-	size_t room = *outlen;
-	int ret;
+	int ret, val;
 
 	if (ep->fd < 0)
 		return ops[op](ep, in, inlen, out, outlen);
 	if (ep->dead)
 		return EPIPE;
-	ret = io_all(ep->fd, &h, sizeof(h), true) ?:
-	      io_all(ep->fd, (void *)in, inlen, true) ?:
-	      io_all(ep->fd, &h, sizeof(h), false);
-	if (!ret && h.len > room)
-		ret = EPROTO;
-	if (!ret)
-		ret = io_all(ep->fd, out, h.len, false);
+	ret = sc_call(ep->fd, op, in, inlen, out, outlen, &val);
 	if (ret) {
 		ktap_print("control connection to the %s: %s", ep->name,
 			   strerror(ret));
 		ep->dead = true;
 		return EPIPE;
 	}
-	*outlen = h.len;
-	return h.val;
+	return val;
 }
 
-static void sock_opts(int fd, int timeout_ms)
+static int serve_op(void *ep, int op, const void *in, size_t inlen,
+		    void *out, size_t *outlen)
 {
-	struct timeval tv = { .tv_sec = timeout_ms / 1000 };
-	int one = 1;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-/* A connection to HOST:PORT, retried while the server is not up yet. */
-static int tcp_connect(const char *host, const char *port)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
-	uint64_t deadline = now_ms() + CONNECT_S * 1000ull;
-	int fd = -1, err;
-
-	do {
-		err = getaddrinfo(host, port, &hints, &ai);
-		if (err) {
-			ktap_print("%s: %s", host, gai_strerror(err));
-			return -1;
-		}
-		for (a = ai; a && fd < 0; a = a->ai_next) {
-			fd = socket(a->ai_family, a->ai_socktype, 0);
-			if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen)) {
-				close(fd);
-				fd = -1;
-			}
-		}
-		freeaddrinfo(ai);
-		if (fd < 0)
-			sleep(1);
-	} while (fd < 0 && now_ms() < deadline);
-	if (fd < 0)
-		ktap_print("no server at %s port %s after %d s", host, port,
-			   CONNECT_S);
-	return fd;
-}
-
-/* Wait for one client on PORT. */
-static int tcp_accept(const char *port)
-{
-	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
-	struct pollfd pfd = { .events = POLLIN };
-	int one = 1, fd = -1;
-
-	sa.sin6_port = htons(atoi(port));
-	pfd.fd = socket(AF_INET6, SOCK_STREAM, 0);
-	if (pfd.fd < 0 ||
-	    setsockopt(pfd.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(pfd.fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(pfd.fd, 1)) {
-		ktap_print("listen on port %s: %s", port, strerror(errno));
-	} else if (poll(&pfd, 1, CONNECT_S * 1000) != 1) {
-		ktap_print("no client in %d s", CONNECT_S);
-	} else {
-		fd = accept(pfd.fd, NULL, NULL);
+	if (op <= 0 || op >= NR_OPS || !ops[op]) {
+		*outlen = 0;
+		return EINVAL;
 	}
-	if (pfd.fd >= 0)
-		close(pfd.fd);
-	return fd;
+	return ops[op](ep, in, inlen, out, outlen);
 }
 
 /* Execute a client's requests until it says bye; false if it vanished. */
 static bool serve(struct ep *ep, int fd, unsigned long *nreq)
 {
 	static uint8_t in[IO_MAX], out[OUT_MAX];
-	struct rpc_hdr h;
-	size_t outlen;
-	int op, ret;
 
-	for (;;) {
-		ret = io_all(fd, &h, sizeof(h), false);
-		if (!ret && h.len > sizeof(in))
-			ret = EPROTO;
-		if (!ret)
-			ret = io_all(fd, in, h.len, false);
-		if (ret) {
-			ktap_print("client connection: %s", strerror(ret));
-			return false;
-		}
-		(*nreq)++;
-		op = h.val;
-		outlen = sizeof(out);
-		if (op == OP_BYE) {
-			outlen = 0;
-			ret = 0;
-		} else if (op <= 0 || op >= NR_OPS || !ops[op]) {
-			outlen = 0;
-			ret = EINVAL;
-		} else {
-			ret = ops[op](ep, in, h.len, out, &outlen);
-		}
-		h.val = ret;
-		h.len = outlen;
-		ret = io_all(fd, &h, sizeof(h), true) ?:
-		      io_all(fd, out, outlen, true);
-		if (ret) {
-			ktap_print("client connection: %s", strerror(ret));
-			return false;
-		}
-		if (op == OP_BYE)
-			return true;
-	}
+	return !sc_serve(fd, serve_op, ep, in, sizeof(in), out, sizeof(out),
+			 OP_BYE, nreq);
 }
 
 /* ---- the operations, on a local or a remote endpoint ---- */
@@ -2238,13 +2121,13 @@ int main(int argc, char **argv)
 			ktap_result(false, "open the device");
 			return ktap_finish();
 		}
-		b.fd = tcp_connect(argv[3], argv[4]);
+		b.fd = sc_connect(argv[3], argv[4], CONNECT_S);
 		if (b.fd < 0) {
 			ktap_plan_count(1);
 			ktap_result(false, "connect to the server");
 			return ktap_finish();
 		}
-		sock_opts(b.fd, RPC_MS);
+		sc_sock_opts(b.fd, RPC_MS);
 		return run_all(&a, &b, false);
 	}
 	if (argc >= 4 && argc <= 5 && !strcmp(argv[1], "server")) {
@@ -2254,10 +2137,10 @@ int main(int argc, char **argv)
 					 argc > 4 ? atoi(argv[4]) : 1),
 				 "open the device"))
 			return KSFT_FAIL;
-		fd = tcp_accept(argv[3]);
+		fd = sc_accept(argv[3], CONNECT_S);
 		if (!ktap_result(fd >= 0, "a client connected"))
 			return KSFT_FAIL;
-		sock_opts(fd, RPC_MS + 60000);
+		sc_sock_opts(fd, RPC_MS + 60000);
 		ktap_result(serve(&a, fd, &nreq),
 			    "served the client until it said bye");
 		ktap_print("%lu requests", nreq);
