@@ -191,21 +191,11 @@ static void pattern(uint8_t *p, uint32_t len, uint32_t seed)
 
 static bool ctr_read(const char *name, uint64_t *v)
 {
-	char path[256], s[32];
-	ssize_t n;
-	int fd;
+	int64_t x = hw_counter_by_name(g.dev, name);
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", g.dev, name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (x < 0)
 		return false;
-	n = read(fd, s, sizeof(s) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	s[n] = '\0';
-	*v = strtoull(s, NULL, 0);
+	*v = x;
 	return true;
 }
 
