@@ -40,6 +40,7 @@
 #include "ktap.h"
 #include "verbs_util.h"
 #include "loop_qp.h"
+#include "pattern.h"
 
 /* The provider's own objects: the rings' addresses and indices. */
 #include "softrdma.h"
@@ -113,34 +114,21 @@ static uint8_t *canary;
 
 static void pattern(uint8_t *p, size_t len, uint64_t seed)
 {
-	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (!(i & 7)) {
-			x ^= x >> 12;
-			x ^= x << 25;
-			x ^= x >> 27;
-		}
-		p[i] = (uint8_t)(x >> (8 * (i & 7)));
-	}
+	pattern_fill(p, len, PAT_XS64B, seed, 0);
 }
 
 static bool canary_intact(void)
 {
-	uint8_t want[256];
 	size_t off;
+	int64_t i;
+	uint8_t want;
 
-	for (off = 0; off < CANARY_LEN; off += sizeof(want)) {
-		pattern(want, sizeof(want), 0xC0FFEE + off);
-		if (memcmp(canary + off, want, sizeof(want))) {
-			size_t i;
-
-			for (i = 0; i < sizeof(want); i++)
-				if (canary[off + i] != want[i])
-					break;
+	for (off = 0; off < CANARY_LEN; off += 256) {
+		i = pattern_check(canary + off, 256, PAT_XS64B, 0xC0FFEE + off,
+				  0, &want);
+		if (i >= 0) {
 			ktap_print("bystander: canary byte %zu is %#x, expected %#x",
-				   off + i, canary[off + i], want[i]);
+				   off + (size_t)i, canary[off + i], want);
 			return false;
 		}
 	}
@@ -216,14 +204,12 @@ static bool bys_wc(struct ibv_cq *cq, uint64_t id, uint32_t len)
 static bool bys_same(const uint8_t *got, const uint8_t *want, size_t len,
 		     const char *what, uint64_t it)
 {
-	size_t i;
+	int64_t i = bytes_differ(got, want, len);
 
-	if (!memcmp(got, want, len))
+	if (i < 0)
 		return true;
-	for (i = 0; got[i] == want[i]; i++)
-		;
 	return ktap_expect(false, "bystander: iteration %llu: %s byte %zu of %zu is %#x, expected %#x",
-			   (unsigned long long)it, what, i, len, got[i],
+			   (unsigned long long)it, what, (size_t)i, len, got[i],
 			   want[i]);
 }
 

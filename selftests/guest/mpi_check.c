@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pattern.h"
+
 #define PP_ITERS	100
 #define BW_SIZE		(1 << 20)
 #define BW_WINDOW	8
@@ -26,28 +28,17 @@ static int rank, nranks;
 static unsigned int failures;
 
 /* Word i of message SEED: no two messages of a run look alike. */
-static uint64_t word(uint64_t seed, size_t i)
+static void fill_words(uint64_t *buf, size_t words, uint64_t seed)
 {
-	return seed * 0x9e3779b97f4a7c15ull + i;
-}
-
-static void fill(uint64_t *buf, size_t words, uint64_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < words; i++)
-		buf[i] = word(seed, i);
+	pattern_fill(buf, words * 8, PAT_COUNT, seed, 0);
 }
 
 /* The index of the first wrong word, or -1. */
-static long check(const uint64_t *buf, size_t words, uint64_t seed)
+static long check_words(const uint64_t *buf, size_t words, uint64_t seed)
 {
-	size_t i;
+	int64_t at = pattern_check(buf, words * 8, PAT_COUNT, seed, 0, NULL);
 
-	for (i = 0; i < words; i++)
-		if (buf[i] != word(seed, i))
-			return (long)i;
-	return -1;
+	return at < 0 ? -1 : (long)(at / 8);
 }
 
 static void *xmalloc(size_t len)
@@ -109,16 +100,16 @@ static void ping_pong(size_t size)
 		if (i == 1)
 			t0 = t;
 		if (rank == 0) {
-			fill(buf, words, 2 * i);
+			fill_words(buf, words, 2 * i);
 			MPI_Send(buf, size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
 			MPI_Recv(buf, size, MPI_BYTE, peer, 0, MPI_COMM_WORLD,
 				 MPI_STATUS_IGNORE);
-			at = check(buf, words, 2 * i + 1);
+			at = check_words(buf, words, 2 * i + 1);
 		} else {
 			MPI_Recv(buf, size, MPI_BYTE, peer, 0, MPI_COMM_WORLD,
 				 MPI_STATUS_IGNORE);
-			at = check(buf, words, 2 * i);
-			fill(buf, words, 2 * i + 1);
+			at = check_words(buf, words, 2 * i);
+			fill_words(buf, words, 2 * i + 1);
 			MPI_Send(buf, size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
 		}
 		if (i)
@@ -155,7 +146,7 @@ static void bandwidth(void)
 			uint64_t *b = buf + w * words;
 
 			if (rank == 0) {
-				fill(b, words, 1000 + r * BW_WINDOW + w);
+				fill_words(b, words, 1000 + r * BW_WINDOW + w);
 				MPI_Isend(b, BW_SIZE, MPI_BYTE, 1, w,
 					  MPI_COMM_WORLD, &req[w]);
 			} else {
@@ -166,8 +157,8 @@ static void bandwidth(void)
 		MPI_Waitall(BW_WINDOW, req, MPI_STATUSES_IGNORE);
 		if (rank == 1) {
 			for (w = 0; w < BW_WINDOW; w++) {
-				at = check(buf + w * words, words,
-					   1000 + r * BW_WINDOW + w);
+				at = check_words(buf + w * words, words,
+						 1000 + r * BW_WINDOW + w);
 				if (at >= 0 && bad < 0)
 					bad = at;
 			}
@@ -199,11 +190,11 @@ static void one_sided(void)
 	memset(win_buf, 0, len);
 	MPI_Win_create(win_buf, len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 
-	fill(local, RMA_WORDS, 5000 + rank);
+	fill_words(local, RMA_WORDS, 5000 + rank);
 	MPI_Win_fence(0, win);
 	MPI_Put(local, len, MPI_BYTE, right, 0, len, MPI_BYTE, win);
 	MPI_Win_fence(0, win);
-	bad = check(win_buf, RMA_WORDS, 5000 + left);
+	bad = check_words(win_buf, RMA_WORDS, 5000 + left);
 	report("put 1 MiB to a neighbour, fence", bad, NULL);
 
 	/* The left neighbour's window holds what this rank put there. */
@@ -211,7 +202,7 @@ static void one_sided(void)
 	MPI_Win_fence(0, win);
 	MPI_Get(local, len, MPI_BYTE, right, 0, len, MPI_BYTE, win);
 	MPI_Win_fence(0, win);
-	bad = check(local, RMA_WORDS, 5000 + rank);
+	bad = check_words(local, RMA_WORDS, 5000 + rank);
 	report("get 1 MiB from a neighbour, fence", bad, NULL);
 
 	MPI_Win_free(&win);
@@ -240,18 +231,18 @@ static void collectives(void)
 
 	/* Bcast from the last rank, so that rank 0 receives too. */
 	if (rank == nranks - 1)
-		fill(out, words, 7000);
+		fill_words(out, words, 7000);
 	MPI_Bcast(out, words, MPI_UINT64_T, nranks - 1, MPI_COMM_WORLD);
-	report("bcast 2 MiB", check(out, words, 7000), NULL);
+	report("bcast 2 MiB", check_words(out, words, 7000), NULL);
 
 	/* Alltoall: the chunk rank s sends to rank d is message 8000+s*n+d. */
 	for (r = 0; r < nranks; r++)
-		fill(in + r * chunk, chunk, 8000 + rank * nranks + r);
+		fill_words(in + r * chunk, chunk, 8000 + rank * nranks + r);
 	MPI_Alltoall(in, chunk, MPI_UINT64_T, out, chunk, MPI_UINT64_T,
 		     MPI_COMM_WORLD);
 	bad = -1;
 	for (r = 0; r < nranks && bad < 0; r++)
-		bad = check(out + r * chunk, chunk, 8000 + r * nranks + rank);
+		bad = check_words(out + r * chunk, chunk, 8000 + r * nranks + rank);
 	report("alltoall", bad, NULL);
 
 	free(in);

@@ -25,7 +25,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <netdb.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,11 +33,12 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "pattern.h"
+#include "sidechan.h"
 #include "verbs_util.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -99,10 +99,7 @@ enum {
 	NR_OPS
 };
 
-struct rpc_hdr {
-	int32_t val;	/* request: OP_*; reply: 0 or an errno */
-	uint32_t len;	/* bytes that follow */
-};
+/* Each request and reply goes after a struct sc_hdr (sidechan.h). */
 
 struct qp_info {
 	uint32_t qpn;
@@ -239,49 +236,6 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- the pattern: byte i of seed s is byte i % 8 of a hash of i / 8 ---- */
-
-static uint64_t pat_word(uint32_t seed, uint64_t i)
-{
-	uint64_t x = (((uint64_t)seed << 32) ^ i) + 0x9e3779b97f4a7c15ull;
-
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static void pat_fill(uint8_t *p, const struct run *r)
-{
-	uint64_t k, i, w = 0, wi = UINT64_MAX;
-
-	for (k = 0; k < r->len; k++) {
-		i = r->base + k;
-		if (i >> 3 != wi) {
-			wi = i >> 3;
-			w = pat_word(r->seed, wi);
-		}
-		p[k] = w >> (8 * (i & 7));
-	}
-}
-
-/* Offset of the first byte that differs, or -1. */
-static int64_t pat_check(const uint8_t *p, const struct run *r, uint8_t *want)
-{
-	uint64_t k, i, w = 0, wi = UINT64_MAX;
-
-	for (k = 0; k < r->len; k++) {
-		i = r->base + k;
-		if (i >> 3 != wi) {
-			wi = i >> 3;
-			w = pat_word(r->seed, wi);
-		}
-		*want = w >> (8 * (i & 7));
-		if (p[k] != *want)
-			return k;
-	}
-	return -1;
 }
 
 /* ---- local execution of every operation ---- */
@@ -426,7 +380,8 @@ static int op_fill(struct ep *ep, const void *in, size_t inlen, void *out,
 		if (!run_fits(&r[i]))
 			return EINVAL;
 	for (i = 0; i < n; i++)
-		pat_fill(ep->buf + r[i].off, &r[i]);
+		pattern_fill(ep->buf + r[i].off, r[i].len, PAT_HASH, r[i].seed,
+			     r[i].base);
 	return 0;
 }
 
@@ -447,7 +402,8 @@ static int op_check(struct ep *ep, const void *in, size_t inlen, void *out,
 		if (!run_fits(&r[i]))
 			return EINVAL;
 	for (i = 0; i < n; i++) {
-		at = pat_check(ep->buf + r[i].off, &r[i], &c->want);
+		at = pattern_check(ep->buf + r[i].off, r[i].len, PAT_HASH,
+				   r[i].seed, r[i].base, &c->want);
 		if (at >= 0) {
 			c->run = i;
 			c->at = at;
@@ -647,23 +603,7 @@ static const op_fn ops[NR_OPS] = {
 	[OP_EVENT] = op_event,
 };
 
-/* ---- the control connection ---- */
-
-static int io_all(int fd, void *p, size_t len, bool wr)
-{
-	ssize_t n;
-
-	while (len) {
-		n = wr ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n ? errno : EPIPE;
-		p = (uint8_t *)p + n;
-		len -= n;
-	}
-	return 0;
-}
+/* ---- the control connection (lib/sidechan.c) ---- */
 
 /*
  * Run @op on @ep: here, or over its control connection. @outlen holds
@@ -672,136 +612,39 @@ static int io_all(int fd, void *p, size_t len, bool wr)
 static int ep_call(struct ep *ep, int op, const void *in, size_t inlen,
 		   void *out, size_t *outlen)
 {
-	struct rpc_hdr h = { .val = op, .len = inlen };
-	size_t room = *outlen;
-	int ret;
+	int ret, val;
 
 	if (ep->fd < 0)
 		return ops[op](ep, in, inlen, out, outlen);
 	if (ep->dead)
 		return EPIPE;
-	ret = io_all(ep->fd, &h, sizeof(h), true) ?:
-	      io_all(ep->fd, (void *)in, inlen, true) ?:
-	      io_all(ep->fd, &h, sizeof(h), false);
-	if (!ret && h.len > room)
-		ret = EPROTO;
-	if (!ret)
-		ret = io_all(ep->fd, out, h.len, false);
+	ret = sc_call(ep->fd, op, in, inlen, out, outlen, &val);
 	if (ret) {
 		ktap_print("control connection to the %s: %s", ep->name,
 			   strerror(ret));
 		ep->dead = true;
 		return EPIPE;
 	}
-	*outlen = h.len;
-	return h.val;
+	return val;
 }
 
-static void sock_opts(int fd, int timeout_ms)
+static int serve_op(void *ep, int op, const void *in, size_t inlen,
+		    void *out, size_t *outlen)
 {
-	struct timeval tv = { .tv_sec = timeout_ms / 1000 };
-	int one = 1;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-/* A connection to HOST:PORT, retried while the server is not up yet. */
-static int tcp_connect(const char *host, const char *port)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
-	uint64_t deadline = now_ms() + CONNECT_S * 1000ull;
-	int fd = -1, err;
-
-	do {
-		err = getaddrinfo(host, port, &hints, &ai);
-		if (err) {
-			ktap_print("%s: %s", host, gai_strerror(err));
-			return -1;
-		}
-		for (a = ai; a && fd < 0; a = a->ai_next) {
-			fd = socket(a->ai_family, a->ai_socktype, 0);
-			if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen)) {
-				close(fd);
-				fd = -1;
-			}
-		}
-		freeaddrinfo(ai);
-		if (fd < 0)
-			sleep(1);
-	} while (fd < 0 && now_ms() < deadline);
-	if (fd < 0)
-		ktap_print("no server at %s port %s after %d s", host, port,
-			   CONNECT_S);
-	return fd;
-}
-
-/* Wait for one client on PORT. */
-static int tcp_accept(const char *port)
-{
-	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
-	struct pollfd pfd = { .events = POLLIN };
-	int one = 1, fd = -1;
-
-	sa.sin6_port = htons(atoi(port));
-	pfd.fd = socket(AF_INET6, SOCK_STREAM, 0);
-	if (pfd.fd < 0 ||
-	    setsockopt(pfd.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(pfd.fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(pfd.fd, 1)) {
-		ktap_print("listen on port %s: %s", port, strerror(errno));
-	} else if (poll(&pfd, 1, CONNECT_S * 1000) != 1) {
-		ktap_print("no client in %d s", CONNECT_S);
-	} else {
-		fd = accept(pfd.fd, NULL, NULL);
+	if (op <= 0 || op >= NR_OPS || !ops[op]) {
+		*outlen = 0;
+		return EINVAL;
 	}
-	if (pfd.fd >= 0)
-		close(pfd.fd);
-	return fd;
+	return ops[op](ep, in, inlen, out, outlen);
 }
 
 /* Execute a client's requests until it says bye; false if it vanished. */
 static bool serve(struct ep *ep, int fd, unsigned long *nreq)
 {
 	static uint8_t in[IO_MAX], out[OUT_MAX];
-	struct rpc_hdr h;
-	size_t outlen;
-	int op, ret;
 
-	for (;;) {
-		ret = io_all(fd, &h, sizeof(h), false);
-		if (!ret && h.len > sizeof(in))
-			ret = EPROTO;
-		if (!ret)
-			ret = io_all(fd, in, h.len, false);
-		if (ret) {
-			ktap_print("client connection: %s", strerror(ret));
-			return false;
-		}
-		(*nreq)++;
-		op = h.val;
-		outlen = sizeof(out);
-		if (op == OP_BYE) {
-			outlen = 0;
-			ret = 0;
-		} else if (op <= 0 || op >= NR_OPS || !ops[op]) {
-			outlen = 0;
-			ret = EINVAL;
-		} else {
-			ret = ops[op](ep, in, h.len, out, &outlen);
-		}
-		h.val = ret;
-		h.len = outlen;
-		ret = io_all(fd, &h, sizeof(h), true) ?:
-		      io_all(fd, out, outlen, true);
-		if (ret) {
-			ktap_print("client connection: %s", strerror(ret));
-			return false;
-		}
-		if (op == OP_BYE)
-			return true;
-	}
+	return !sc_serve(fd, serve_op, ep, in, sizeof(in), out, sizeof(out),
+			 OP_BYE, nreq);
 }
 
 /* ---- the operations, on a local or a remote endpoint ---- */
@@ -2202,14 +2045,6 @@ static void print_caps(const struct ep *ep)
 		   q->max_sge_rd, mtu_bytes(q->active_mtu));
 }
 
-/* The plan, after "TAP version 13" and what setup had to say. */
-static void plan(int n)
-{
-	printf("1..%d\n", n);
-	fflush(stdout);
-	ktap.planned = n;
-}
-
 /* Loop and client mode: we run the tests, against @b. */
 static int run_all(struct ep *a, struct ep *b, bool loop)
 {
@@ -2223,7 +2058,7 @@ static int run_all(struct ep *a, struct ep *b, bool loop)
 	p->ep[1] = b;
 	p->loop = loop;
 	if (!pair_connect(p, 0)) {
-		plan(1);
+		ktap_plan_count(1);
 		ktap_result(false, "connect a QP pair");
 		ep_close(a);
 		return ktap_finish();
@@ -2232,7 +2067,7 @@ static int run_all(struct ep *a, struct ep *b, bool loop)
 	print_caps(b);
 	ktap_print("path MTU %u", mtu_bytes(p->link_mtu));
 	build(p);
-	plan(ntests + dropped + 1);
+	ktap_plan_count(ntests + dropped + 1);
 	run_tests(p);
 	ok = true;
 	if (!loop)
@@ -2266,33 +2101,33 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "loop")) {
-		printf("TAP version 13\n");
+		ktap_header();
 		a.name = "QP A";
 		b.name = "QP B";
 		if (!ep_open(&a, argv[2], argc > 3 ? atoi(argv[3]) : 1) ||
 		    !ep_open(&b, argv[2], argc > 3 ? atoi(argv[3]) : 1)) {
-			plan(1);
+			ktap_plan_count(1);
 			ktap_result(false, "open the device twice");
 			return ktap_finish();
 		}
 		return run_all(&a, &b, true);
 	}
 	if (argc >= 5 && argc <= 6 && !strcmp(argv[1], "client")) {
-		printf("TAP version 13\n");
+		ktap_header();
 		a.name = "client";
 		b.name = "server";
 		if (!ep_open(&a, argv[2], argc > 5 ? atoi(argv[5]) : 1)) {
-			plan(1);
+			ktap_plan_count(1);
 			ktap_result(false, "open the device");
 			return ktap_finish();
 		}
-		b.fd = tcp_connect(argv[3], argv[4]);
+		b.fd = sc_connect(argv[3], argv[4], CONNECT_S);
 		if (b.fd < 0) {
-			plan(1);
+			ktap_plan_count(1);
 			ktap_result(false, "connect to the server");
 			return ktap_finish();
 		}
-		sock_opts(b.fd, RPC_MS);
+		sc_sock_opts(b.fd, RPC_MS);
 		return run_all(&a, &b, false);
 	}
 	if (argc >= 4 && argc <= 5 && !strcmp(argv[1], "server")) {
@@ -2302,10 +2137,10 @@ int main(int argc, char **argv)
 					 argc > 4 ? atoi(argv[4]) : 1),
 				 "open the device"))
 			return KSFT_FAIL;
-		fd = tcp_accept(argv[3]);
+		fd = sc_accept(argv[3], CONNECT_S);
 		if (!ktap_result(fd >= 0, "a client connected"))
 			return KSFT_FAIL;
-		sock_opts(fd, RPC_MS + 60000);
+		sc_sock_opts(fd, RPC_MS + 60000);
 		ktap_result(serve(&a, fd, &nreq),
 			    "served the client until it said bye");
 		ktap_print("%lu requests", nreq);

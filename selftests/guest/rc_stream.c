@@ -52,6 +52,7 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "pattern.h"
 #include "verbs_util.h"
 
 #define MSG		(64u << 10)	/* bytes per message */
@@ -94,52 +95,23 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Message @msg's bytes: an xorshift stream seeded by (seed, msg). */
-static uint64_t pat_start(uint32_t msg)
-{
-	uint64_t x = ((uint64_t)seed << 32 | msg) * 0x9e3779b97f4a7c15ull;
-
-	return x ? x : 1;
-}
-
-static uint64_t pat_next(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 /* Message @msg's length: a multiple of 8. */
 static uint32_t msg_len(uint32_t msg)
 {
 	return mixed && msg % 2 ? MIXED_WRITE : MSG;
 }
 
+/* Message @msg's bytes: an xorshift stream seeded by (seed, msg). */
 static void pat_fill(uint8_t *p, uint32_t msg)
 {
-	uint64_t x = pat_start(msg), *w = (uint64_t *)p;
-	uint32_t i;
-
-	for (i = 0; i < msg_len(msg) / 8; i++)
-		w[i] = pat_next(&x);
+	pattern_fill(p, msg_len(msg), PAT_XS64, (uint64_t)seed << 32 | msg, 0);
 }
 
 /* Offset of the first wrong byte, or -1. */
 static int64_t pat_check(const uint8_t *p, uint32_t msg)
 {
-	const uint64_t *w = (const uint64_t *)p;
-	uint64_t x = pat_start(msg), want;
-	uint32_t i, b;
-
-	for (i = 0; i < msg_len(msg) / 8; i++) {
-		want = pat_next(&x);
-		if (w[i] != want)
-			for (b = 0; b < 8; b++)
-				if (p[8 * i + b] != (uint8_t)(want >> 8 * b))
-					return 8 * i + b;
-	}
-	return -1;
+	return pattern_check(p, msg_len(msg), PAT_XS64,
+			     (uint64_t)seed << 32 | msg, 0, NULL);
 }
 
 static bool end_open(struct end *e)

@@ -37,6 +37,7 @@
 #include <linux/rds.h>
 
 #include "ktap.h"
+#include "pattern.h"
 
 #ifndef AF_RDS
 #define AF_RDS 21
@@ -64,28 +65,14 @@ static int sock;
 static struct sockaddr_in peer;
 static unsigned char *msg;	/* MAX_MSG + header */
 
-static void fill(unsigned char *p, size_t len, uint64_t seed)
+static void pat_fill(unsigned char *p, size_t len, uint64_t seed)
 {
-	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = (unsigned char)x;
-	}
+	pattern_fill(p, len, PAT_XS64_BYTE, seed, 0);
 }
 
-static int check(const unsigned char *p, size_t len, uint64_t seed)
+static int pat_check(const unsigned char *p, size_t len, uint64_t seed)
 {
-	unsigned char *want = malloc(len ?: 1);
-	int bad;
-
-	fill(want, len, seed);
-	bad = memcmp(p, want, len);
-	free(want);
-	return bad ? -1 : 0;
+	return pattern_check(p, len, PAT_XS64_BYTE, seed, 0, NULL) < 0 ? 0 : -1;
 }
 
 static double now(void)
@@ -187,9 +174,9 @@ static int server(const char *ip, int port)
 		switch (h.type) {
 		case T_DATA:
 			/* Checked here, echoed: the client checks the echo. */
-			if (check(msg + sizeof(h), h.len, h.seed)) {
+			if (pat_check(msg + sizeof(h), h.len, h.seed)) {
 				bad++;
-				fill(msg + sizeof(h), h.len, h.seed + 1);
+				pat_fill(msg + sizeof(h), h.len, h.seed + 1);
 			}
 			h.type = T_ECHO;
 			send_msg(&h, NULL, 0);
@@ -223,8 +210,8 @@ static int server(const char *ip, int port)
 		}
 		case T_WRITTEN:
 			/* The WRITE landed before this message. */
-			send_type(T_WRITTEN, check(rbuf, RDMA_LEN, h.seed) ? 1 : 0, 0);
-			fill(rbuf, RDMA_LEN, h.seed + 7);
+			send_type(T_WRITTEN, pat_check(rbuf, RDMA_LEN, h.seed) ? 1 : 0, 0);
+			pat_fill(rbuf, RDMA_LEN, h.seed + 7);
 			send_type(T_REFILLED, h.seed + 7, 0);
 			break;
 		case T_PING:
@@ -310,9 +297,9 @@ static int client(const char *ip, const char *peer_ip, int port)
 			struct hdr e = { .type = T_DATA, .len = sizes[i],
 					 .seed = n * 100 + i };
 
-			fill(msg + sizeof(e), e.len, e.seed);
+			pat_fill(msg + sizeof(e), e.len, e.seed);
 			ok = !send_msg(&e, NULL, 0) && !expect(T_ECHO, &h) &&
-			     h.len == e.len && !check(msg + sizeof(h), h.len, e.seed);
+			     h.len == e.len && !pat_check(msg + sizeof(h), h.len, e.seed);
 			if (!ok)
 				ktap_print("echo of %u B (round %u) wrong or lost", sizes[i], n);
 		}
@@ -325,7 +312,7 @@ static int client(const char *ip, const char *peer_ip, int port)
 	ok = ok && h.type == T_COOKIE && h.cookie;
 	cookie = h.cookie;
 	if (ok) {
-		fill(lbuf, RDMA_LEN, 4242);
+		pat_fill(lbuf, RDMA_LEN, 4242);
 		ok = !rdma_op(cookie, lbuf, 1, T_WRITTEN, 4242) &&
 		     !expect(T_WRITTEN, &h) && h.seed == 0;
 	}
@@ -337,7 +324,7 @@ static int client(const char *ip, const char *peer_ip, int port)
 		memset(lbuf, 0, RDMA_LEN);
 		/* The READ's data is in lbuf once the ping after it returns. */
 		ok = !rdma_op(cookie, lbuf, 0, T_PING, 0) && !expect(T_PING, &h) &&
-		     !check(lbuf, RDMA_LEN, seed);
+		     !pat_check(lbuf, RDMA_LEN, seed);
 	}
 	ktap_result(ok, "RDMA READ of 256 KiB from the peer's RDS MR, checked here");
 

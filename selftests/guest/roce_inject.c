@@ -47,6 +47,7 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "pattern.h"
 #include "roce_pkt.h"
 #include "verbs_util.h"
 
@@ -183,35 +184,18 @@ static uint64_t now_ms(void)
 
 static void pattern(uint8_t *p, uint32_t len, uint32_t seed)
 {
-	uint32_t i, x = seed * 2654435761u + 1;
-
-	for (i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = x;
-	}
+	pattern_fill(p, len, PAT_XS32_BYTE, seed, 0);
 }
 
 /* ---- counters: ports/1/hw_counters in sysfs ---- */
 
 static bool ctr_read(const char *name, uint64_t *v)
 {
-	char path[256], s[32];
-	ssize_t n;
-	int fd;
+	int64_t x = hw_counter_by_name(g.dev, name);
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", g.dev, name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (x < 0)
 		return false;
-	n = read(fd, s, sizeof(s) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	s[n] = '\0';
-	*v = strtoull(s, NULL, 0);
+	*v = x;
 	return true;
 }
 

@@ -20,6 +20,7 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "pattern.h"
 #include "verbs_util.h"
 
 #define BUF_SIZE	(64 * 1024)
@@ -283,25 +284,6 @@ static void wr_begin(struct ep *e, uint64_t wr_id)
 	ibv_wr_start(e->qpx);
 	e->qpx->wr_id = wr_id;
 	e->qpx->wr_flags = IBV_SEND_SIGNALED;
-}
-
-static void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)((i * 2654435761u) >> 13) ^ seed;
-}
-
-static bool same(const uint8_t *got, const uint8_t *want, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (got[i] != want[i])
-			return ktap_expect(false, "byte %zu: %#x, expected %#x",
-					   i, got[i], want[i]);
-	return true;
 }
 
 /* Every operation of each type: an ibv_qp_ex with its builders. */

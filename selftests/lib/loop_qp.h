@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "pattern.h"
 #include "verbs_util.h"
 
 #ifndef LOOP_WAIT_MS
@@ -150,25 +151,6 @@ static inline bool wc_ok(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status s
 			   (unsigned long long)wc.wr_id,
 			   ibv_wc_status_str(wc.status),
 			   (unsigned long long)wr_id, ibv_wc_status_str(st));
-}
-
-static inline void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)((i * 2654435761u) >> 13) ^ seed;
-}
-
-static inline bool same(const uint8_t *got, const uint8_t *want, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (got[i] != want[i])
-			return ktap_expect(false, "byte %zu: %#x, expected %#x",
-					   i, got[i], want[i]);
-	return true;
 }
 
 /* Wait up to 10 s for @type on @qp (or @cq); other events are skipped. */

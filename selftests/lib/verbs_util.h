@@ -10,6 +10,8 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
+#include "counters.h"
+
 /* Open the RDMA device called @name; NULL if there is none. */
 static inline struct ibv_context *open_by_name(const char *name)
 {
@@ -24,24 +26,6 @@ static inline struct ibv_context *open_by_name(const char *name)
 			ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
 	return ctx;
-}
-
-/* Port 1 hw counter @name of @ctx's device (rdma statistic); -1 if none. */
-static inline int64_t hw_counter(struct ibv_context *ctx, const char *name)
-{
-	char path[sizeof(ctx->device->ibdev_path) + 64];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/ports/1/hw_counters/%.40s",
-		 ctx->device->ibdev_path, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
 }
 
 /*
