@@ -98,6 +98,9 @@ void ktap_skip(const char *name, const char *why)
 
 int ktap_finish(void)
 {
+	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n",
+	       ktap_state.n - ktap_state.failed - ktap_state.skipped,
+	       ktap_state.failed, ktap_state.skipped);
 	if (ktap_state.n != ktap_state.planned) {
 		printf("# planned %d tests, ran %d\n", ktap_state.planned,
 		       ktap_state.n);
@@ -206,8 +209,10 @@ int ktap_run_suites(const struct ktap_suite *const *suites, size_t n,
 				  ret == KSFT_SKIP, NULL);
 		}
 	}
+	/* kselftest's totals, then the closing line CI reads, last */
+	ret = ktap_finish();
 	passed = ktap_state.n - ktap_state.failed - ktap_state.skipped;
 	printf("%d passed, %d failed, %d skipped\n", passed,
 	       ktap_state.failed, ktap_state.skipped);
-	return ktap_finish();
+	return ret;
 }

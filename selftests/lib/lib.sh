@@ -108,6 +108,7 @@ ktap_fold() {
 }
 
 ktap_finish() {
+	echo "# Totals: pass:$((ktap_n - ktap_failed - ktap_skipped)) fail:$ktap_failed xfail:0 xpass:0 skip:$ktap_skipped error:0"
 	if [ "$ktap_n" -ne "$ktap_planned" ]; then
 		echo "# planned $ktap_planned tests, ran $ktap_n"
 		exit $KSFT_FAIL
