@@ -12,7 +12,7 @@
 # directory shared with other guests running the same list (vm-run.sh
 # -s): each test runs in the guest that claims it first.
 #
-#        run.sh --list TAG    the names of the tests tagged TAG
+#        run.sh --list TAG    the names of the tests tagged TAG, one line
 #        run.sh --exec NAME   run NAME's command here (run.sh itself does,
 #                             under its timeout)
 . "$(dirname "$0")/lib/lib.sh"
@@ -64,7 +64,7 @@ exec_test() {
 
 case ${1:-} in
 --exec) exec_test "$2"; exit ;;
---list) manifest_tagged "$2"; exit ;;
+--list) echo $(manifest_tagged "$2"); exit ;;
 esac
 
 tag=core
