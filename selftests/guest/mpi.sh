@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Open MPI over UCX on one host: two ranks on one device looping back to
-# its own address, srdma0, then on rdma_rxe's rxe0 in the same setup. Each
-# run's messages are checked (mpi_check), softrdma's counters show that
-# they crossed the device in order, and ucx_perftest's latency and
-# bandwidth are given beside MPI's. Two hosts: pair_mpi.sh.
+# its own address, srdma0; with RXE_REFERENCE=1, then on rdma_rxe's rxe0
+# in the same setup, side by side. Each run's messages are checked
+# (mpi_check), softrdma's counters show that they crossed the device in
+# order, and ucx_perftest's latency and bandwidth are given beside MPI's.
+# Two hosts: pair_mpi.sh.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$TESTLIB/mpi_lib.sh"
 trap srdma_cleanup EXIT
@@ -69,12 +70,17 @@ over() {
 	rm -f "$out" "$out.lat" "$out.bw"
 }
 
-ktap_plan $((2 * (${#MPI_CHECKS[@]} + 3) + 2))
+ktap_plan_ref $((${#MPI_CHECKS[@]} + 5)) $((${#MPI_CHECKS[@]} + 3))
 srdma_cleanup
 
 srdma0_up || ktap_print "srdma0 did not come up"
 over srdma0
 srdma_cleanup
+rxe_reference || {
+	ktap_print "MPI 8 B latency (us): softrdma $LAT_srdma0 (ucx_perftest $ULAT_srdma0)"
+	ktap_print "MPI 1 MiB bandwidth (MiB/s): softrdma $BW_srdma0 (ucx_perftest $UBW_srdma0)"
+	ktap_finish
+}
 rxe0_up || ktap_print "rxe0 did not come up"
 over rxe0
 

@@ -4,12 +4,14 @@
 # machine, the Debian 12 selftests (manifest tags core, in parallel
 # guests, then solo, alone), two-host pairs (pair, interop), and the
 # module and provider built for the other releases. "make check-all"
-# (CHECK_ALL=1) adds the release matrix: check-release.sh's guests on
-# trixie and sid, check-package.sh on bookworm, trixie and sid. Prints
-# the combined closing line and fails if anything failed.
+# (CHECK_ALL=1) adds the ULP tests' rdma_rxe reference runs
+# (RXE_REFERENCE=1, see lib.sh) and the release matrix: check-release.sh's
+# guests on trixie and sid, check-package.sh on bookworm, trixie and sid.
+# Prints the combined closing line and fails if anything failed.
 #
 # Environment: CHECK_LANES (parallel Debian 12 guests, default 2),
-# RELEASES, PACKAGE_RELEASES and BUILD_RELEASES (lists; see below).
+# RXE_REFERENCE, RELEASES, PACKAGE_RELEASES and BUILD_RELEASES (lists;
+# see below).
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 KVER=${KVER:-$(make -s -C "$TOP" print-kver)}
@@ -18,6 +20,7 @@ cd "$TOP" || exit 1
 . selftests/host/check_lib.sh
 
 if [ -n "${CHECK_ALL:-}" ]; then
+	export RXE_REFERENCE=${RXE_REFERENCE:-1}
 	RELEASES=${RELEASES-trixie sid}
 	PACKAGE_RELEASES=${PACKAGE_RELEASES-bookworm trixie sid}
 else
@@ -39,7 +42,7 @@ guests() {
 	for i in $(seq "$n"); do
 		{
 			VM_SHARE=$out/queue VM_QUEUE=$out/queue \
-				VM_ENV="SRDMA_MODROOT VM_QUEUE" \
+				VM_ENV="SRDMA_MODROOT VM_QUEUE RXE_REFERENCE" \
 				qemu-scripts/vm-run.sh -t 3300 -o "$out/$i" -- \
 				selftests/run.sh -t "$tag" 2>&1
 			echo $? >"$out/$i.rc"
@@ -132,7 +135,7 @@ check_all() {
 		local name=$1 tag=$2 host t0=$(date +%s)
 		shift 2
 		echo "== two-host selftests: $name (VM pair)"
-		env "$@" VM_ENV="SRDMA_MODROOT PAIR_A" \
+		env "$@" VM_ENV="SRDMA_MODROOT PAIR_A RXE_REFERENCE" \
 			qemu-scripts/vm-pair.sh -t 1500 -o "$outdir/$name" -- \
 			"selftests/run.sh -t $tag" ::: "selftests/run.sh -t $tag"
 		local rc=$?

@@ -70,12 +70,18 @@ blk_verify_small() {
 		--verify=crc32c --do_verify=1 --verify_fatal=1 >/dev/null
 }
 
-# blk_report: softrdma's and rxe's bandwidths from blk_data_checks.
+# blk_report: softrdma's bandwidths from blk_data_checks, and rxe's
+# beside them when the reference ran (rxe_reference).
 blk_report() {
 	local qd s r
+
 	for qd in 1 16; do
 		eval "s=\$BLK_W_srdma0_$qd r=\$BLK_W_rxe0_$qd"
-		ktap_print "64k random writes, iodepth $qd: softrdma $s KiB/s, rxe $r KiB/s, ratio $(ratio "$s" "$r")"
+		ktap_print "64k random writes, iodepth $qd: softrdma $s KiB/s$(blk_vs_rxe "$s" "$r")"
 	done
-	ktap_print "1M sequential reads: softrdma $BLK_R_srdma0 KiB/s, rxe $BLK_R_rxe0 KiB/s, ratio $(ratio "$BLK_R_srdma0" "$BLK_R_rxe0")"
+	ktap_print "1M sequential reads: softrdma $BLK_R_srdma0 KiB/s$(blk_vs_rxe "$BLK_R_srdma0" "$BLK_R_rxe0")"
+}
+
+blk_vs_rxe() {
+	rxe_reference && echo ", rxe $2 KiB/s, ratio $(ratio "$1" "$2")"
 }

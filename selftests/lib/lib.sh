@@ -27,6 +27,11 @@ ktap_plan() {
 	ktap_planned=$1
 }
 
+# ktap_plan_ref N M: N tests, and M more when the rdma_rxe reference runs.
+ktap_plan_ref() {
+	ktap_plan $(($1 + $(rxe_reference && echo "$2" || echo 0)))
+}
+
 ktap_print() {
 	echo "# $*"
 }
@@ -232,6 +237,13 @@ srdma0_up() {
 srdma0_add() {
 	rdma link add srdma0 type softrdma netdev veth0 &&
 		wait_for 'ibdev_gids srdma0 | grep -q ffff:0a09:0001'
+}
+
+# rxe_reference: run a ULP test a second time over rdma_rxe and report
+# the two side by side (RXE_REFERENCE=1: make check-all sets it). Each
+# such run costs about what softrdma's does; make check tests softrdma.
+rxe_reference() {
+	[ "${RXE_REFERENCE:-0}" = 1 ]
 }
 
 # rxe0, rdma_rxe's device, in the same setup: the reference to compare
