@@ -201,43 +201,47 @@ static bool resident(void *p)
 }
 
 /*
- * Push @n pages at @p out to swap. A page just faulted in may still sit
- * in another CPU's LRU batch, where reclaim cannot take it: mlock()
- * drains every CPU's batch first, and a few rounds give reclaim its
- * chance. False if madvise fails.
+ * Push @n pages at @p out to swap; returns how many are out, -1 if
+ * madvise fails. A page just faulted in may still sit in another CPU's
+ * LRU batch, where reclaim cannot take it: mlock() drains every CPU's
+ * batch first, and rounds give reclaim its chance. Reclaim may still
+ * leave a page (it skips a page it cannot lock; CI's loaded host left
+ * 1 of 16 after 10 rounds once): the caller needs some out, not all.
  */
-static bool page_out(uint8_t *p, int n)
+static int page_out(uint8_t *p, int n)
 {
 	int round, i, left = n;
 
-	for (round = 0; left && round < 10; round++) {
+	for (round = 0; left && round < 40; round++) {
 		if (!mlock(p, 4096))
 			munlock(p, 4096);
 		if (madvise(p, n * 4096, MADV_PAGEOUT))
-			return false;
+			return -1;
 		for (i = 0, left = 0; i < n; i++)
 			left += resident(p + i * 4096);
 		if (left)
 			usleep(50000);
 	}
-	return true;
+	return n - left;
 }
 
 /*
  * Pages swapped out after a transfer mapped them come back for the next
- * one. Needs swap: odp_verbs.sh sets ODP_SWAP=1 once it has some.
+ * one: the swap-out invalidated the MR's mapping of each, so the READ
+ * faults them in again. Needs swap: odp_verbs.sh sets ODP_SWAP=1 once it
+ * has some.
  */
 static void t_swap(void)
 {
+	const char *name = "a READ from ODP pages swapped out after use brings them back";
 	uint8_t *src = mem_b + LEN / 2 + MSG;	/* untouched so far */
 	uint8_t *dst = mem_a + LEN / 2 + MSG;
 	int64_t f;
 	bool ok;
-	int i;
+	int out;
 
 	if (!getenv("ODP_SWAP")) {
-		ktap_skip("a READ from ODP pages swapped out after use",
-			  "no swap");
+		ktap_skip(name, "no swap");
 		return;
 	}
 	fill(src, 16 * 4096, 41);
@@ -245,18 +249,22 @@ static void t_swap(void)
 	ok = post(&a, IBV_WR_RDMA_READ, 8, dst, mr_a->lkey, 16 * 4096, src,
 		  mr_b->rkey) &&
 	     wc_ok(a.cq, 8, IBV_WC_SUCCESS) && same(dst, want, 16 * 4096);
-	ok = ok && ktap_expect(page_out(src, 16), "madvise(MADV_PAGEOUT): %s",
+	out = ok ? page_out(src, 16) : 0;
+	ok = ok && ktap_expect(out >= 0, "madvise(MADV_PAGEOUT): %s",
 			       strerror(errno));
-	for (i = 0; ok && i < 16; i++)
-		ok = ktap_expect(!resident(src + i * 4096),
-				 "page %d still resident after MADV_PAGEOUT", i);
+	if (ok && !out) {
+		ktap_skip(name, "reclaim took none of the 16 pages");
+		return;
+	}
+	if (out > 0 && out < 16)
+		ktap_print("%d of 16 pages swapped out", out);
 	memset(dst, 0, 16 * 4096);
 	f = faults();
 	ok = ok && post(&a, IBV_WR_RDMA_READ, 9, dst, mr_a->lkey, 16 * 4096,
 			src, mr_b->rkey) &&
 	     wc_ok(a.cq, 9, IBV_WC_SUCCESS) && same(dst, want, 16 * 4096) &&
 	     faulted(f);
-	ktap_result(ok, "a READ from ODP pages swapped out after use brings them back");
+	ktap_result(ok, name);
 }
 
 /* Memory gone for good: a protection error, not a hang. */
