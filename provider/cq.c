@@ -38,6 +38,7 @@ static size_t srdma_cq_slot_size(const struct srdma_cq *cq)
 static struct srdma_cq *srdma_cq_create(struct ibv_context *ibctx,
 					const struct ibv_cq_init_attr_ex *attr)
 {
+	struct ibv_cq_init_attr_ex kattr = *attr;
 	struct srdma_create_cq_resp resp = {};
 	struct ibv_create_cq_ex cmd = {};
 	struct srdma_cq *cq;
@@ -46,11 +47,18 @@ static struct srdma_cq *srdma_cq_create(struct ibv_context *ibctx,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	/* libibverbs asks the kernel for them (TIMESTAMP_COMPLETION). */
+	/*
+	 * Either timestamp needs the kernel's wide slots, which libibverbs
+	 * asks for (TIMESTAMP_COMPLETION) when it sees COMPLETION_TIMESTAMP
+	 * or, since rdma-core 34, WALLCLOCK: say the one it always maps. A
+	 * narrower ring would fail srdma_ring_map() rather than be misread.
+	 */
 	cq->has_ts = attr->wc_flags & SRDMA_CQ_WC_TS;
+	if (cq->has_ts)
+		kattr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
 
 	/* The kernel checks cqe and comp_vector: EINVAL. */
-	ret = ibv_cmd_create_cq_ex(ibctx, attr, IF_PABI65(NULL,) &cq->vcq,
+	ret = ibv_cmd_create_cq_ex(ibctx, &kattr, IF_PABI65(NULL,) &cq->vcq,
 				   &cmd, sizeof(cmd), &resp.core, sizeof(resp), 0);
 	if (ret)
 		goto err_free;
@@ -205,6 +213,7 @@ int srdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
  * of its past, as with HCAs. The kernel only writes beyond the producer
  * index, so the entries before it are ours to move: the others slide
  * toward the producer end and the consumer index skips the freed slots.
+ * A slot moves whole: a timestamp CQ's holds the CQE's time after it.
  */
 void srdma_cq_clean(struct srdma_cq *cq, uint32_t qpn)
 {
@@ -221,7 +230,8 @@ void srdma_cq_clean(struct srdma_cq *cq, uint32_t qpn)
 		if (cqe->qp_num == qpn)
 			freed++;
 		else if (freed)
-			memcpy(srdma_ring_slot(r, i + freed), cqe, sizeof(*cqe));
+			memcpy(srdma_ring_slot(r, i + freed), cqe,
+			       r->slot_size);
 	}
 	if (freed) {
 		r->idx += freed;

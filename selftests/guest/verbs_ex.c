@@ -6,6 +6,7 @@
  * Every RC operation with its data checked, the completion fields, the
  * batch semantics (one doorbell, wr_abort, errors at wr_complete), a QP
  * reset emptying the CQ of its CQEs, a UD send through wr_set_ud_addr,
+ * completion timestamps with each timestamp flag alone, both and neither,
  * and the EOPNOTSUPP/EINVAL answers to what softrdma does not have.
  *
  * usage: verbs_ex IBDEV [GID_INDEX]
@@ -17,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
@@ -1226,18 +1228,297 @@ static void t_timestamps(void)
 	ktap_result(ok, "completion timestamps: monotonic, between post and poll, wall clock agrees");
 }
 
+#define TS_FLAGS	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |		\
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+/* How far apart two clocks' readings, or a wall clock conversion, may lie. */
+#define TS_SLACK_NS	1000000ull
+
+/* Each timestamp flag alone, both and neither. */
+static const struct {
+	uint64_t flags;
+	const char *name;
+} ts_combos[] = {
+	{ 0, "no timestamps" },
+	{ IBV_WC_EX_WITH_COMPLETION_TIMESTAMP, "COMPLETION_TIMESTAMP" },
+	{ IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	  "COMPLETION_TIMESTAMP_WALLCLOCK" },
+	{ TS_FLAGS, "both timestamps" },
+};
+
+/* One completion with the timestamps its CQ's readers give (0: none). */
+struct wcts {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint64_t ts;
+	uint64_t wall;
+};
+
+/* Both clocks at one moment. */
+struct ts_mark {
+	uint64_t mono;
+	uint64_t real;
+};
+
+static struct ts_mark ts_mark_now(void)
+{
+	struct ts_mark m;
+
+	m.mono = clock_ns(CLOCK_MONOTONIC);
+	m.real = clock_ns(CLOCK_REALTIME);
+	return m;
+}
+
+static void wcts_read(struct ibv_cq_ex *cq, uint64_t flags, struct wcts *w)
+{
+	w->wr_id = cq->wr_id;
+	w->status = cq->status;
+	w->opcode = ibv_wc_read_opcode(cq);
+	w->ts = flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP ?
+		ibv_wc_read_completion_ts(cq) : 0;
+	w->wall = flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK ?
+		  ibv_wc_read_completion_wallclock_ns(cq) : 0;
+}
+
+/*
+ * Every completion there is, up to @n, in one batch: waits up to WAIT_MS
+ * for the first @want, then takes what else the CQ holds (none should).
+ * Returns how many.
+ */
+static int poll_ts(struct ibv_cq_ex *cq, uint64_t flags, struct wcts *w,
+		   int want, int n)
+{
+	struct ibv_poll_cq_attr attr = {};
+	uint64_t end = now_ms() + WAIT_MS;
+	int got = 0;
+	int ret;
+
+	do {
+		ret = ibv_start_poll(cq, &attr);
+	} while (ret == ENOENT && now_ms() < end);
+	if (ret) {
+		ktap_print("start_poll: %s", strerror(ret));
+		return 0;
+	}
+	wcts_read(cq, flags, &w[got++]);
+	while (got < n) {
+		ret = ibv_next_poll(cq);
+		if (ret == ENOENT && got < want && now_ms() < end)
+			continue;
+		if (ret) {
+			if (ret != ENOENT)
+				ktap_print("next_poll: %s", strerror(ret));
+			break;
+		}
+		wcts_read(cq, flags, &w[got++]);
+	}
+	ibv_end_poll(cq);
+	return got;
+}
+
+/*
+ * @w is completion @i, expected as @wr_id, successful, of @opcode, taken
+ * between @lo and @hi: each timestamp its CQ has is nonzero, lies in
+ * between and does not go back from the one before (@last).
+ */
+static bool wcts_ok(const struct wcts *w, int i, uint64_t flags,
+		    uint64_t wr_id, enum ibv_wc_opcode opcode,
+		    struct ts_mark lo, struct ts_mark hi, struct ts_mark *last)
+{
+	bool ok;
+
+	ok = ktap_expect(w->wr_id == wr_id && w->status == IBV_WC_SUCCESS &&
+			 w->opcode == opcode,
+			 "completion %d: wr_id %llu %s opcode %d, expected %llu opcode %d",
+			 i, (unsigned long long)w->wr_id,
+			 ibv_wc_status_str(w->status), w->opcode,
+			 (unsigned long long)wr_id, opcode);
+	if (ok && (flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP))
+		ok = ktap_expect(w->ts && w->ts >= lo.mono &&
+				 w->ts <= hi.mono && w->ts >= last->mono,
+				 "completion %d: ts %llu not in [%llu, %llu] or before %llu",
+				 i, (unsigned long long)w->ts,
+				 (unsigned long long)lo.mono,
+				 (unsigned long long)hi.mono,
+				 (unsigned long long)last->mono);
+	if (ok && (flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK))
+		ok = ktap_expect(w->wall &&
+				 w->wall + TS_SLACK_NS >= lo.real &&
+				 w->wall <= hi.real + TS_SLACK_NS &&
+				 w->wall + TS_SLACK_NS >= last->real,
+				 "completion %d: wall %llu not in [%llu, %llu] or before %llu",
+				 i, (unsigned long long)w->wall,
+				 (unsigned long long)lo.real,
+				 (unsigned long long)hi.real,
+				 (unsigned long long)last->real);
+	last->mono = w->ts;
+	last->real = w->wall;
+	return ok;
+}
+
+/* The CQ has the readers of @flags' timestamps, and no others. */
+static bool ts_readers(struct ibv_cq_ex *cq, uint64_t flags)
+{
+	return ktap_expect(!cq->read_completion_ts ==
+			   !(flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) &&
+			   !cq->read_completion_wallclock_ns ==
+			   !(flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK),
+			   "timestamp readers: ts %p wallclock %p",
+			   (void *)cq->read_completion_ts,
+			   (void *)cq->read_completion_wallclock_ns);
+}
+
+/*
+ * A CQ made with either timestamp flag alone, both or neither: the
+ * kernel's CQE slots must be as wide as the provider reads them, or the
+ * completions come out shifted, lost or with garbage for timestamps. A
+ * batch of WRITEs and SENDs, and the receives: every completion once,
+ * in order, and only those; the timestamps between post and poll.
+ */
+static void t_ts_flags(uint64_t flags, const char *name)
+{
+	enum { N = 8 };
+	struct wcts w[2 * N];
+	struct ts_mark t0, t1, last = {};
+	struct ep a = {}, b = {};
+	char what[160];
+	bool ok;
+	int i, n;
+
+	cq_wc_flags = WC_FLAGS | flags;
+	ok = rc_pair(&a, &b);
+	cq_wc_flags = WC_FLAGS;
+	ok = ok && ts_readers(a.cq, flags) && ts_readers(b.cq, flags);
+	for (i = 0; ok && i < N / 2; i++)
+		ok = post_recv(&b, 500 + i, dst + i * 64, 64);
+	if (!ok)
+		goto out;
+
+	fill(src, N * 64, 17);
+	t0 = ts_mark_now();
+	ibv_wr_start(a.qpx);
+	for (i = 0; i < N; i++) {
+		a.qpx->wr_id = 400 + i;
+		a.qpx->wr_flags = IBV_SEND_SIGNALED;
+		if (i & 1)
+			ibv_wr_send(a.qpx);
+		else
+			ibv_wr_rdma_write(a.qpx, dst_mr->rkey,
+					  (uintptr_t)dst + 1024 + i * 64);
+		ibv_wr_set_sge(a.qpx, src_mr->lkey, (uintptr_t)src + i * 64,
+			       64);
+	}
+	ok = complete(&a);
+	n = ok ? poll_ts(a.cq, flags, w, N, 2 * N) : 0;
+	t1 = ts_mark_now();
+	ok = ok && ktap_expect(n == N, "%d send completions, expected %d",
+			       n, N);
+	for (i = 0; ok && i < N; i++)
+		ok = wcts_ok(&w[i], i, flags, 400 + i,
+			     i & 1 ? IBV_WC_SEND : IBV_WC_RDMA_WRITE,
+			     t0, t1, &last);
+
+	n = ok ? poll_ts(b.cq, flags, w, N / 2, 2 * N) : 0;
+	t1 = ts_mark_now();
+	ok = ok && ktap_expect(n == N / 2, "%d receive completions, expected %d",
+			       n, N / 2);
+	last = (struct ts_mark){};
+	for (i = 0; ok && i < N / 2; i++)
+		ok = wcts_ok(&w[i], i, flags, 500 + i, IBV_WC_RECV, t0, t1,
+			     &last);
+	for (i = 0; ok && i < N; i++)
+		ok = same(i & 1 ? dst + i / 2 * 64 : dst + 1024 + i * 64,
+			  src + i * 64, 64);
+out:
+	ep_close(&a);
+	ep_close(&b);
+	snprintf(what, sizeof(what), "%s: a batch of WRITEs and SENDs, each completion once, in order; timestamps in range and monotonic",
+		 name);
+	ktap_result(ok, what);
+}
+
+/*
+ * A QP reset drops its unpolled CQEs from a CQ it shares: the others
+ * slide up the ring, each with its own timestamp. Two QPs take turns at
+ * one WRITE each, the CQ's event marking when each CQE is in; then one
+ * QP is reset, and the other's CQEs must keep the times they had.
+ */
+static void t_ts_reset(uint64_t flags, const char *name)
+{
+	enum { N = 4 };
+	struct ibv_comp_channel *channel = ibv_create_comp_channel(ctx);
+	struct ep a = {}, a2 = {}, b = {}, b2 = {};
+	struct ts_mark mark[N + 1], last = {};
+	struct wcts w[2 * N];
+	char what[160];
+	bool ok;
+	int i, n;
+
+	cq_wc_flags = WC_FLAGS | flags;
+	ok = ktap_expect(channel, "create_comp_channel: %s",
+			 strerror(errno)) &&
+	     rc_pair_ch(&a, &b, channel);
+	cq_wc_flags = WC_FLAGS;
+	if (ok) {
+		/* Second QPs on the same CQs: a2 shares a's, b2 b's. */
+		a2.qp = qp_ex_open(a.cq, IBV_QPT_RC, RC_OPS, NULL);
+		b2.qp = qp_ex_open(b.cq, IBV_QPT_RC, RC_OPS, NULL);
+		a2.qpx = a2.qp ? ibv_qp_to_qp_ex(a2.qp) : NULL;
+		ok = ktap_expect(a2.qpx && b2.qp, "second QPs: %s",
+				 strerror(errno)) &&
+		     ktap_expect(!rc_connect(&a2, &b2) && !rc_connect(&b2, &a2),
+				 "connect the second pair");
+	}
+
+	fill(src, 64, 18);
+	mark[0] = ts_mark_now();
+	for (i = 0; ok && i < N; i++) {
+		struct ep *e = i & 1 ? &a2 : &a;
+
+		ok = ktap_expect(!ibv_req_notify_cq(ibv_cq_ex_to_cq(a.cq), 0),
+				 "req_notify_cq");
+		wr_begin(e, 600 + i);
+		ibv_wr_rdma_write(e->qpx, dst_mr->rkey,
+				  (uintptr_t)dst + 2048 + i * 64);
+		ibv_wr_set_sge(e->qpx, src_mr->lkey, (uintptr_t)src, 64);
+		ok = ok && complete(e) && cq_event(channel, a.cq);
+		mark[i + 1] = ts_mark_now();
+		/* Far more time between the CQEs than the clocks' slack. */
+		usleep(20000);
+	}
+	ok = ok && ktap_expect(!to_reset(a2.qp), "a2 to RESET");
+	n = ok ? poll_ts(a.cq, flags, w, N / 2, 2 * N) : 0;
+	ok = ok && ktap_expect(n == N / 2,
+			       "%d completions after the reset, expected %d",
+			       n, N / 2);
+	/* a's were WRITEs 0 and 2, each in the CQ by mark[i + 1]. */
+	for (i = 0; ok && i < N / 2; i++)
+		ok = wcts_ok(&w[i], i, flags, 600 + 2 * i, IBV_WC_RDMA_WRITE,
+			     mark[2 * i], mark[2 * i + 1], &last);
+	ep_close(&a2);
+	ep_close(&b2);
+	ep_close(&a);
+	ep_close(&b);
+	if (channel)
+		ibv_destroy_comp_channel(channel);
+	snprintf(what, sizeof(what), "%s: a QP reset on a shared CQ keeps the other QP's CQEs in order, each with its own timestamps",
+		 name);
+	ktap_result(ok, what);
+}
+
 int main(int argc, char **argv)
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	struct ep a = {}, b = {};
+	size_t i;
 
 	if (argc < 2 || argc > 3) {
 		fprintf(stderr, "usage: %s IBDEV [GID_INDEX]\n", argv[0]);
 		return KSFT_FAIL;
 	}
 	gid_index = argc > 2 ? atoi(argv[2]) : 1;
-	ktap_plan(19);
+	ktap_plan(19 + 2 * (int)(sizeof(ts_combos) / sizeof(ts_combos[0])));
 	ctx = open_by_name(argv[1]);
 	if (!ctx || ibv_query_gid(ctx, 1, gid_index, &gid)) {
 		ktap_print("cannot open %s port 1 GID %d", argv[1], gid_index);
@@ -1280,5 +1561,9 @@ int main(int argc, char **argv)
 	t_reset();
 	t_ud();
 	t_timestamps();
+	for (i = 0; i < sizeof(ts_combos) / sizeof(ts_combos[0]); i++) {
+		t_ts_flags(ts_combos[i].flags, ts_combos[i].name);
+		t_ts_reset(ts_combos[i].flags, ts_combos[i].name);
+	}
 	return ktap_finish();
 }
