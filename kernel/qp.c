@@ -256,7 +256,11 @@ enum ib_wc_opcode srdma_wr_to_wc_opcode(u32 wr_opcode)
 	}
 }
 
-/* Complete every posted WQE of @ring with a flush error. */
+/*
+ * Complete every posted WQE of @ring with a flush error, if the QP is
+ * still in ERR once @lock is held: a flush decided before a modify took
+ * the QP on to RESET (and maybe back to RTS) must not eat the new work.
+ */
 static void srdma_flush_ring(struct srdma_qp *qp, struct srdma_ring *ring,
 			     spinlock_t *lock, struct ib_cq *ibcq, bool send)
 {
@@ -267,6 +271,10 @@ static void srdma_flush_ring(struct srdma_qp *qp, struct srdma_ring *ring,
 	int n;
 
 	spin_lock_bh(lock);
+	if (READ_ONCE(qp->state) != IB_QPS_ERR) {
+		spin_unlock_bh(lock);
+		return;
+	}
 	/* A receive WQE the responder already took off the ring. */
 	if (!send && qp->have_rwqe) {
 		cqe.wr_id = qp->rwqe->wr_id;
@@ -344,15 +352,26 @@ static void srdma_qp_in_err(struct srdma_qp *qp, bool entered)
  *	a completion reports the error (retries exhausted, a NAK, ...)
  *
  * The QP enters ERR and its outstanding work is flushed; the event is
- * raised only by the error that moved it there.
+ * raised only by the error that moved it there. A QP a modify took back
+ * to RESET or INIT meanwhile has no work left to fail: it stays there.
+ * State changes are compare-and-swaps (see srdma_modify_qp()), so that
+ * neither this nor a modify overwrites what the other just set.
  */
 void srdma_qp_error(struct srdma_qp *qp, int event)
 {
-	bool entered = xchg(&qp->state, IB_QPS_ERR) != IB_QPS_ERR;
+	enum ib_qp_state old = READ_ONCE(qp->state), seen;
 
-	if (entered && event >= 0)
+	for (;;) {
+		if (old == IB_QPS_RESET || old == IB_QPS_INIT)
+			return;
+		seen = cmpxchg(&qp->state, old, IB_QPS_ERR);
+		if (seen == old)
+			break;
+		old = seen;
+	}
+	if (old != IB_QPS_ERR && event >= 0)
 		srdma_qp_event(qp, event);
-	srdma_qp_in_err(qp, entered);
+	srdma_qp_in_err(qp, old != IB_QPS_ERR);
 }
 
 /* Values the state machine check does not cover. */
@@ -478,7 +497,17 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	if (next == IB_QPS_RTS && cur == IB_QPS_RTR)
 		srdma_req_start(qp);
-	WRITE_ONCE(qp->state, next);
+	/*
+	 * A transport error (srdma_qp_error()) may have moved the QP to ERR
+	 * since @cur was read, and flushed its rings: the error wins, for
+	 * going on from the flushed rings would break the SQ's indexes.
+	 */
+	if (next == IB_QPS_ERR) {
+		cur = xchg(&qp->state, next);
+	} else if (cmpxchg(&qp->state, cur, next) != cur) {
+		err = -EINVAL;
+		goto out;
+	}
 
 	switch (next) {
 	case IB_QPS_RESET:

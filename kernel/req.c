@@ -618,6 +618,21 @@ static bool srdma_req_waiting(const struct srdma_qp *qp)
 	return qp->una_psn != qp->req_psn || qp->rd_out;
 }
 
+/*
+ * sq.idx <= req_idx <= fetched <= sq.idx + slots, which bounds every loop
+ * over the SQ by its size. Checked where the send, receive and timer
+ * paths start: a loop from a broken order would run 2^32 times under
+ * sq_lock. Return: false, after marking the SQ bad: the QP must fail.
+ */
+static bool srdma_sq_order_ok(struct srdma_qp *qp)
+{
+	if (qp->req_idx - qp->sq.idx <= qp->fetched - qp->sq.idx &&
+	    qp->fetched - qp->sq.idx <= qp->sq.num_slots)
+		return true;
+	qp->sq_bad = true;
+	return false;
+}
+
 /* Send what the window allows. Return: true if the QP must enter ERR. */
 static bool __srdma_req_run(struct srdma_qp *qp)
 {
@@ -628,11 +643,13 @@ static bool __srdma_req_run(struct srdma_qp *qp)
 
 	if (READ_ONCE(qp->state) != IB_QPS_RTS || qp->rnr_wait || qp->dying)
 		return false;
+	if (!srdma_sq_order_ok(qp))
+		return true;
 	/*
 	 * The producer may not move back behind WQEs already fetched, nor
 	 * past a full ring: either is a corrupt ring, and fails the QP at
-	 * once. So sq.idx <= req_idx <= fetched <= posted <= sq.idx + slots
-	 * holds, and every loop over the SQ is bounded by its size.
+	 * once. So posted, too, is in order: fetched <= posted <= sq.idx +
+	 * slots.
 	 */
 	avail = srdma_ring_avail(&qp->sq);
 	if (avail < 0 || (u32)avail < qp->fetched - qp->sq.idx) {
@@ -802,6 +819,10 @@ void srdma_timer_fn(struct timer_list *t)
 	spin_lock_bh(&qp->sq_lock);
 	if (qp->dying || READ_ONCE(qp->state) != IB_QPS_RTS)
 		goto out;
+	if (!srdma_sq_order_ok(qp)) {
+		fail = true;
+		goto out;
+	}
 	if (qp->rnr_wait) {
 		qp->rnr_wait = false;
 	} else if (srdma_req_waiting(qp)) {
@@ -1086,6 +1107,10 @@ void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	if (READ_ONCE(qp->state) != IB_QPS_RTS &&
 	    READ_ONCE(qp->state) != IB_QPS_SQD) {
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_QP_STATE);
+		goto out;
+	}
+	if (!srdma_sq_order_ok(qp)) {
+		fail = true;
 		goto out;
 	}
 

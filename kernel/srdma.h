@@ -415,7 +415,9 @@ struct srdma_swqe {
  * @post_lock: kernel QPs: serialises the producers of @sq and @rq, which
  *	kernel consumers may call with IRQs off
  * @mod_lock: serialises modify/query, guards @attr and @have_av
- * @state: current state; read locklessly on the data path
+ * @state: current state; read locklessly on the data path, changed by
+ *	compare-and-swap only: modify_qp (under @mod_lock) and the transport's
+ *	errors (srdma_qp_error()) race, and neither may undo the other
  * @attr: attributes as last set by modify_qp
  * @have_av: @attr.ah_attr holds a GID attribute reference
  * @cap: the queue sizes actually allocated
