@@ -67,7 +67,9 @@ void srdma_resp_start(struct srdma_qp *qp)
 	qp->have_rwqe = false;
 	qp->msg_open = 0;
 	qp->rd_tail = qp->rd_head;
-	qp->held_start = qp->held_head;	/* nothing held from before */
+	/* Nothing held from before: not even as bytes a bug could reach. */
+	qp->held_start = qp->held_head;
+	memset(qp->held, 0, SRDMA_MAX_RD_ATOMIC * sizeof(*qp->held));
 	spin_unlock_bh(&qp->rq_lock);
 }
 
@@ -631,7 +633,9 @@ static bool srdma_resp_queue_full(const struct srdma_qp *qp)
 
 /*
  * The entry to record a new read or atomic in, once there is room to
- * answer it. Return: NULL when the queue of answers is full.
+ * answer it and it has been executed: the entry is the newest held from
+ * then on (srdma_resp_rd_held()), so it must not be taken for a request
+ * that may still fail. Return: NULL when the queue of answers is full.
  */
 static struct srdma_rd *srdma_resp_hold(struct srdma_qp *qp)
 {
@@ -820,10 +824,9 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 		srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
 		return RESP_QP_ERROR;
 	}
-	rd = srdma_resp_hold(qp);
-	if (!rd) {
+	if (srdma_resp_queue_full(qp)) {
 		srdma_mr_put(mr);
-		return -EBUSY;
+		return -EBUSY;	/* before executing: a retry executes once */
 	}
 
 	spin_lock(&srdma_atomic_lock);
@@ -846,6 +849,7 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 	if (err)
 		return err;
 
+	rd = srdma_resp_hold(qp);	/* room checked above */
 	*rd = (struct srdma_rd) {
 		.atomic = true,
 		.orig = orig,
