@@ -18,7 +18,10 @@
  * still takes the next valid packet, the drop counted by its reason);
  * PSNs out of window get a sequence NAK or are treated as duplicates;
  * requests out of sequence, beyond an MR, over the path MTU, with the
- * rkey of another PD get the right NAK and write nothing.
+ * rkey of another PD get the right NAK and write nothing. Duplicate
+ * atomics are answered from what the responder executed only, never
+ * from a previous connection; a NAK that fails QP R while another thread
+ * modifies it RTS to RTS leaves it in ERR.
  *
  * Then COUNT seeded random mutations of valid packets (bit flips, byte
  * and field overwrites, truncation, extension; ICRC recomputed or not),
@@ -36,6 +39,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,6 +47,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <infiniband/verbs.h>
 
@@ -73,6 +78,10 @@
 #define WAIT_MS		4000	/* longest wait for something expected */
 #define QUIET_MS	150	/* a wait that must see nothing */
 #define MAINT_EVERY	32	/* fuzz packets between fresh QPs */
+#define ODP_PAGES	64
+#define HELD_MAX	128	/* the responder's ring of executed atomics */
+#define RACE_ROUNDS	50
+#define RACE_READS	24	/* more than the first window sends */
 
 enum { CTR_RX_PKTS, CTR_RX_DROPS, CTR_SEQ_NAKS, CTR_DUP, CTR_DROP_SHORT,
        CTR_DROP_VERSION, CTR_DROP_OPCODE, CTR_DROP_PAD, CTR_DROP_LENGTH,
@@ -113,6 +122,8 @@ static struct {
 	uint32_t local_ip, peer_ip;	/* network order */
 	int tx, rx, sink;		/* sockets in the peer's namespace */
 	bool take_cnp;			/* rx_next() returns CNPs too */
+	uint8_t *odp;			/* ODP_PAGES untouched pages */
+	struct ibv_mr *odp_mr;		/* ... registered on demand, or NULL */
 	bool have_ctr;
 	struct ctrs start;
 	uint64_t udp_start;
@@ -411,7 +422,8 @@ static int qp_modify(struct tqp *q, enum ibv_qp_state to)
 		a.port_num = 1;
 		a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
 				    IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ;
+				    IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_ATOMIC;
 		mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 		break;
 	case IBV_QPS_RTR:
@@ -478,8 +490,8 @@ static bool post_recv_slot(struct tqp *q, uint32_t slot)
 	return !ibv_post_recv(q->qp, &wr, &bad);
 }
 
-/* RESET, then up to @to with fresh PSNs; L gets its receives back. */
-static bool qp_connect(struct tqp *q, enum ibv_qp_state to)
+/* RESET, then up to @to, expecting PSN @epsn; L gets its receives back. */
+static bool qp_connect_at(struct tqp *q, enum ibv_qp_state to, uint32_t epsn)
 {
 	static const enum ibv_qp_state path[] = { IBV_QPS_INIT, IBV_QPS_RTR,
 						  IBV_QPS_RTS };
@@ -490,7 +502,7 @@ static bool qp_connect(struct tqp *q, enum ibv_qp_state to)
 		return ktap_expect(false, "QP %s to RESET failed", q->name);
 	cq_drain(q->scq);
 	cq_drain(q->rcq);
-	q->epsn = rnd_from(&rng_aux) & 0xffffff;
+	q->epsn = epsn & 0xffffff;
 	q->sq_psn = rnd_from(&rng_aux) & 0xffffff;
 	q->outstanding = 0;
 	for (i = 0; i < ARRAY_SIZE(path) && to != IBV_QPS_RESET; i++) {
@@ -505,6 +517,12 @@ static bool qp_connect(struct tqp *q, enum ibv_qp_state to)
 			if (!post_recv_slot(q, s))
 				return ktap_expect(false, "post_recv failed");
 	return true;
+}
+
+/* RESET, then up to @to with fresh PSNs. */
+static bool qp_connect(struct tqp *q, enum ibv_qp_state to)
+{
+	return qp_connect_at(q, to, rnd_from(&rng_aux));
 }
 
 static bool qp_wait_state(struct tqp *q, enum ibv_qp_state want)
@@ -1513,6 +1531,213 @@ static void t_requester(void)
 	R.sq_psn = (psn + 1) & 0xffffff;
 }
 
+/* ---- held atomics, and a NAK racing a modify ---- */
+
+/* CMP_SWAP (compare 0, swap 0: the memory never changes) to L at @psn. */
+static void inject_atomic(uint32_t psn, int page)
+{
+	struct rpkt_desc d;
+	struct rpkt p;
+
+	desc_init(&d, RPKT_CMP_SWAP, L.qp->qp_num, psn & 0xffffff);
+	d.ackreq = true;
+	d.va = (uintptr_t)g.odp + page * 4096;
+	d.rkey = g.odp_mr->rkey;
+	rpkt_build(&p, &d);
+	inject(&p);
+}
+
+/* L's reply to an atomic: 1 atomic ACK, 0 RNR NAK, -1 none or another. */
+static int atomic_reply(uint32_t psn)
+{
+	static uint8_t buf[65536];
+	struct rpkt_rx rx;
+
+	if (!rx_for(L.peer_qpn, &rx, buf, sizeof(buf), WAIT_MS) ||
+	    rx.psn != (psn & 0xffffff))
+		return -1;
+	if (rx.opcode == RPKT_ATOMIC_ACK)
+		return 1;
+	return rx.opcode == RPKT_ACK && (rx.syndrome & 0xe0) == RPKT_SYN_RNR ?
+	       0 : -1;
+}
+
+/* An atomic at L.epsn on ODP page @page, asked again after RNR NAKs. */
+static bool atomic_done(int page)
+{
+	int tries, r = -1;
+
+	for (tries = 0; tries < 50; tries++) {
+		inject_atomic(L.epsn, page);
+		r = atomic_reply(L.epsn);
+		if (r)
+			break;
+		usleep(10000);	/* the page is being mapped */
+	}
+	if (r != 1)
+		return ktap_expect(false, "no atomic ACK for PSN %#x", L.epsn);
+	L.epsn = (L.epsn + 1) & 0xffffff;
+	return true;
+}
+
+/*
+ * The responder keeps what it executed for a duplicate to be answered
+ * again (IBA 9.7.5.1.3): only requests it executed. An atomic NAKed for
+ * an ODP page not yet mapped took a place there and left another
+ * request's stale entry as the newest: enough such NAKs pushed a real
+ * atomic out of what a duplicate can find, and after a reconnect the
+ * stale entry answered a duplicate from the previous connection.
+ */
+static void t_held(void)
+{
+	const char *dup = "a duplicate atomic after 20 RNR-NAKed ones is answered from its saved result";
+	const char *old = "after a reconnect, no duplicate is answered from the previous connection's atomics";
+	uint32_t a, first, i;
+	bool ok;
+
+	if (!g.odp_mr) {
+		ktap_skip(dup, "no ODP");
+		ktap_skip(old, "no ODP");
+		return;
+	}
+	rx_drain();
+	a = L.epsn;
+	ok = atomic_done(0);
+	for (i = 1; ok && i <= 20; i++) {
+		inject_atomic(L.epsn, i);	/* a page not mapped yet */
+		ok = ktap_expect(atomic_reply(L.epsn) == 0,
+				 "no RNR NAK for an atomic on ODP page %u", i);
+	}
+	if (ok) {
+		inject_atomic(a, 0);
+		ok = ktap_expect(atomic_reply(a) == 1,
+				 "no atomic ACK for the duplicate of PSN %#x", a);
+	}
+	ktap_result(ok, dup);
+	if (!ok)
+		resync(&L);
+
+	/* Every place of the ring filled by this connection... */
+	rx_drain();
+	first = L.epsn;
+	for (i = 0; ok && i < HELD_MAX; i++)
+		ok = atomic_done(0);
+	/* ...then a new one, with those PSNs just behind it. */
+	ok = ok && qp_connect_at(&L, IBV_QPS_RTS, first + HELD_MAX + 1000);
+	if (ok) {
+		inject_atomic(L.epsn, 21);	/* RNR NAK */
+		ok = ktap_expect(atomic_reply(L.epsn) == 0,
+				 "no RNR NAK for an atomic on ODP page 21");
+	}
+	for (i = 0; ok && i < HELD_MAX; i++)
+		inject_atomic(first + i, 0);
+	ok = ok && rx_quiet(&L);
+	ktap_result(ok, old);
+	resync(&L);
+}
+
+static struct {
+	pthread_t thread;
+	int run, stop;		/* __atomic */
+	unsigned long done, refused;
+} race;
+
+/* ibv_modify_qp RTS to RTS on QP R, as fast as it goes, while race.run. */
+static void *race_modify(void *arg)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+
+	(void)arg;
+	while (!__atomic_load_n(&race.stop, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_load_n(&race.run, __ATOMIC_ACQUIRE)) {
+			usleep(100);
+			continue;
+		}
+		if (ibv_modify_qp(R.qp, &a, IBV_QP_STATE))
+			race.refused++;
+		else
+			race.done++;
+	}
+	return NULL;
+}
+
+/* One round: READs posted, the oldest NAKed while the modify loop runs. */
+static bool race_round(void)
+{
+	static uint8_t buf[65536];
+	struct rpkt_desc d;
+	struct rpkt_rx rx;
+	struct ibv_wc wc;
+	struct rpkt p;
+	int i, sent = 0, n = 0, flushed = 0;
+	bool ok = qp_connect(&R, IBV_QPS_RTS);
+
+	rx_drain();
+	for (i = 0; ok && i < RACE_READS; i++)
+		ok = ktap_expect(post_r(IBV_WR_RDMA_READ, READ_OFF, 8, 100 + i),
+				 "post_send failed");
+	/* The window sends some; the rest wait, fetched or not. */
+	while (ok && rx_for(R.peer_qpn, &rx, buf, sizeof(buf),
+			    sent ? 20 : WAIT_MS))
+		sent += rx.opcode == RPKT_READ_REQ;
+	ok = ok && ktap_expect(sent > 0 && sent < RACE_READS,
+			       "QP R sent %d of %d READ requests", sent,
+			       RACE_READS);
+	if (!ok)
+		return false;
+	__atomic_store_n(&race.run, 1, __ATOMIC_RELEASE);
+	usleep(rnd_from(&rng_aux) % 2000);
+	desc_init(&d, RPKT_ACK, R.qp->qp_num, R.sq_psn);
+	d.syndrome = RPKT_SYN_NAK_ACC;
+	rpkt_build(&p, &d);
+	inject(&p);
+	ok = ktap_expect(cq_wait(R.scq, &wc, WAIT_MS), "no completion for the NAK");
+	__atomic_store_n(&race.run, 0, __ATOMIC_RELEASE);
+	usleep(2000);	/* the modify under way ends */
+	ok = ok && ktap_expect(wc.status == IBV_WC_REM_ACCESS_ERR &&
+			       wc.wr_id == 100,
+			       "first completion: %s, wr_id %" PRIu64,
+			       ibv_wc_status_str(wc.status), wc.wr_id);
+	ok = ok && ktap_expect(qp_state(&R) == IBV_QPS_ERR,
+			       "QP R is in state %d after the NAK, not ERR: a modify undid the error",
+			       qp_state(&R));
+	/* Every other READ flushed, in order, once. */
+	while (ok && n < RACE_READS - 1 && cq_wait(R.scq, &wc, WAIT_MS)) {
+		n++;
+		flushed += wc.status == IBV_WC_WR_FLUSH_ERR &&
+			   wc.wr_id == 100u + n;
+	}
+	R.outstanding = 0;
+	return ok && ktap_expect(n == RACE_READS - 1 && flushed == n,
+				 "%d more completions, %d flushed in order, expected %d",
+				 n, flushed, RACE_READS - 1) &&
+	       cq_quiet(R.scq, "send");
+}
+
+/*
+ * A NAK fails QP R while another thread modifies it RTS to RTS: the
+ * error must win. A modify that wrote RTS over it left the QP sending on
+ * from rings the error had flushed, and its next ACK walked 2^32 WQEs
+ * under a spinlock with BHs off (a soft lockup). The window is a few
+ * instructions wide: the module before the fix passed 100 rounds (24k
+ * modifies) too; this guards the fix, it cannot show the bug.
+ */
+static void t_nak_race(void)
+{
+	int i;
+	bool ok = ktap_expect(!pthread_create(&race.thread, NULL, race_modify,
+					      NULL), "pthread_create");
+
+	for (i = 0; ok && i < RACE_ROUNDS; i++)
+		ok = race_round();
+	__atomic_store_n(&race.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(race.thread, NULL);
+	ktap_print("%d rounds; modify RTS->RTS: %lu done, %lu refused",
+		   i, race.done, race.refused);
+	ok = qp_connect(&R, IBV_QPS_RTS) && ok;
+	ktap_result(ok, "QP R: a NAK racing modify RTS->RTS leaves it in ERR, every WQE completed once");
+}
+
 /* ---- the random part ---- */
 
 static const uint8_t fuzz_ops[] = {
@@ -1850,6 +2075,14 @@ static bool setup(const char *netns, const char *peer)
 		if (!g.mr[i])
 			return ktap_expect(false, "reg_mr: %s", strerror(errno));
 	}
+	/* Untouched: every page's first RDMA access waits for its mapping. */
+	g.odp = mmap(NULL, ODP_PAGES * 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g.odp != MAP_FAILED)
+		g.odp_mr = ibv_reg_mr(g.pd[0], g.odp, ODP_PAGES * 4096,
+				      IBV_ACCESS_LOCAL_WRITE |
+				      IBV_ACCESS_REMOTE_ATOMIC |
+				      IBV_ACCESS_ON_DEMAND);
 	if (!qp_create(&L, 0) || !qp_create(&R, 0))
 		return false;
 	for (i = 0; i < 3; i++)
@@ -1893,7 +2126,7 @@ int main(int argc, char **argv)
 	rng = seed ^ 0x5eed;
 	rng_aux = seed;
 
-	ktap_plan(54);
+	ktap_plan(57);
 	ktap_print("seed %" PRIu64 ", %" PRIu64 " fuzz packets", seed, count);
 	t_vector();
 	if (!ktap_result(setup(argv[2], argv[3]), "set up QPs, MRs in two PDs and the peer's sockets"))
@@ -1907,6 +2140,8 @@ int main(int argc, char **argv)
 	t_fatal();
 	t_requester();
 	t_read_loss();
+	t_held();
+	t_nak_race();
 	t_fuzz(seed, count);
 	t_accounting();
 	ktap_print("%" PRIu64 " packets injected, %" PRIu64 " received from the device, %.1f s",

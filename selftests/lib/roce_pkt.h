@@ -32,6 +32,7 @@
 #define RPKT_READ_RESP_LAST	0x0f
 #define RPKT_READ_RESP_ONLY	0x10
 #define RPKT_ACK		0x11
+#define RPKT_ATOMIC_ACK		0x12
 #define RPKT_CMP_SWAP		0x13
 #define RPKT_UC_SEND_ONLY	0x24
 #define RPKT_UD_SEND_ONLY	0x64
@@ -39,6 +40,7 @@
 #define RPKT_CNP		0x81
 
 #define RPKT_SYN_ACK		0x1f	/* ACK, no credit information */
+#define RPKT_SYN_RNR		0x20	/* RNR NAK: 0x20 | timer */
 #define RPKT_SYN_NAK_SEQ	0x60
 #define RPKT_SYN_NAK_INV	0x61
 #define RPKT_SYN_NAK_ACC	0x62
