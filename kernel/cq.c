@@ -109,8 +109,18 @@ out:
 
 int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
-	/* The core only destroys a CQ no QP uses: nothing can post now. */
-	srdma_ring_free(&to_scq(ibcq)->ring);
+	struct srdma_cq *cq = to_scq(ibcq);
+	struct srdma_ring ring;
+
+	/*
+	 * The core only destroys a CQ no QP uses: nothing can post now.
+	 * A netlink dump still can (see struct srdma_cq): the ring goes
+	 * under the lock its fill reads it under.
+	 */
+	spin_lock_irq(&cq->lock);
+	srdma_ring_move(&ring, &cq->ring);
+	spin_unlock_irq(&cq->lock);
+	srdma_ring_free(&ring);
 	return 0;
 }
 
@@ -188,9 +198,10 @@ int srdma_cq_add(struct srdma_cq *cq, const struct softrdma_cqe *cqe,
  * @msg: the netlink message
  * @ibcq: the CQ
  *
- * The completions not yet polled, the event armed (0, 1: solicited, 2:
- * next) and whether the CQ overran: a consumer that waits on a CQ with
- * completions in it and no event armed waits for good.
+ * The completions not yet polled (0 once destroy_cq took the ring), the
+ * event armed (0, 1: solicited, 2: next) and whether the CQ overran: a
+ * consumer that waits on a CQ with completions in it and no event armed
+ * waits for good.
  */
 int srdma_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
@@ -201,7 +212,7 @@ int srdma_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 	bool overflow;
 
 	spin_lock_irq(&cq->lock);
-	unpolled = srdma_ring_used(&cq->ring);
+	unpolled = cq->ring.hdr ? srdma_ring_used(&cq->ring) : 0;
 	notify = cq->notify;
 	overflow = cq->overflow;
 	spin_unlock_irq(&cq->lock);

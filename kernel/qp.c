@@ -208,6 +208,7 @@ err_dst:
 int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct srdma_qp *qp = to_sqp(ibqp);
+	struct srdma_ring sq;
 
 	/*
 	 * After the grace period no packet can reach the QP any more, and
@@ -220,10 +221,17 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	synchronize_rcu();
 	srdma_req_fini(qp);
 	srdma_resp_fini(qp);
+	/* A dump's query_qp may still copy the attributes: see srdma_qp. */
+	mutex_lock(&qp->mod_lock);
 	if (qp->have_av)
 		rdma_destroy_ah_attr(&qp->attr.ah_attr);
+	qp->have_av = false;
+	mutex_unlock(&qp->mod_lock);
+	spin_lock_bh(&qp->sq_lock);
+	srdma_ring_move(&sq, &qp->sq);
+	spin_unlock_bh(&qp->sq_lock);
 	srdma_ring_free(&qp->rq);
-	srdma_ring_free(&qp->sq);
+	srdma_ring_free(&sq);
 	dst_cache_destroy(&qp->path.dst_cache);
 	return 0;
 }

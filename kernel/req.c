@@ -785,9 +785,15 @@ int srdma_req_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 	u32 open, sent, una, next, rd_out, retry;
 	bool timer, rnr;
 
-	if (!qp->sq.hdr)
-		return 0;	/* an XRC target: no SQ */
 	spin_lock_bh(&qp->sq_lock);
+	/*
+	 * An XRC target has no SQ; a QP being destroyed (a dump may still
+	 * run, see struct srdma_qp) loses its copies, then its ring.
+	 */
+	if (!qp->sq.hdr || qp->dying) {
+		spin_unlock_bh(&qp->sq_lock);
+		return 0;
+	}
 	open = srdma_sq_pending(qp);
 	sent = qp->req_idx - qp->sq.idx;
 	una = qp->una_psn;

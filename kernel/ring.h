@@ -106,4 +106,18 @@ static inline void srdma_ring_produce(struct srdma_ring *ring)
 	smp_store_release(&ring->hdr->producer, ++ring->idx);
 }
 
+/*
+ * Take a queue's ring for srdma_ring_free(), leaving @from without one
+ * (hdr NULL). Under the lock that a reader which may outlive the queue's
+ * destroy (a netlink dump) checks @from->hdr under; the free, which may
+ * sleep, after that lock is dropped.
+ */
+static inline void srdma_ring_move(struct srdma_ring *to,
+				   struct srdma_ring *from)
+{
+	*to = *from;
+	from->hdr = NULL;
+	from->mmap = NULL;
+}
+
 #endif /* SRDMA_RING_H */

@@ -276,13 +276,18 @@ static inline struct srdma_mw *to_smw(struct ib_mw *ibmw)
  * struct srdma_cq - a completion queue
  * @ibcq: core CQ
  * @ring: CQEs; we produce, the provider consumes
- * @lock: serialises producers (several QPs) and the notify state
+ * @lock: serialises producers (several QPs) and the notify state; guards
+ *	@ring's replacement (resize) and removal (destroy: hdr NULL)
  * @resize_lock: serialises resize_cq, which the core runs under a shared
  *	lock of the CQ only
  * @notify: armed event: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP
  * @overflow: an overrun was reported
  *
  * Lifetime: core-allocated; the core destroys it only when no QP uses it.
+ * A netlink dump (srdma_fill_res_cq_entry()) may run during and after
+ * destroy_cq until the core frees the CQ: cores before 6.1.191 and
+ * 6.12.110 call destroy_cq before rdma_restrack_del(), which waits for
+ * the dumps. So the fill reads @ring under @lock only, and finds it gone.
  */
 struct srdma_cq {
 	struct ib_cq ibcq;
@@ -410,7 +415,8 @@ struct srdma_swqe {
 /**
  * struct srdma_qp - a queue pair
  * @ibqp: core QP
- * @sq: send WQEs; the provider produces, we consume under @sq_lock
+ * @sq: send WQEs; the provider produces, we consume under @sq_lock,
+ *	under which destroy also removes it (hdr NULL)
  * @rq: receive WQEs; likewise under @rq_lock
  * @post_lock: kernel QPs: serialises the producers of @sq and @rq, which
  *	kernel consumers may call with IRQs off
@@ -450,7 +456,8 @@ struct srdma_swqe {
  *	a catastrophic error event
  * @sq_notify: a send completion is due to wake the CQ's handler, which is
  *	called once sq_lock is dropped: a kernel consumer may post from it
- * @dying: destroy in progress: do not re-arm @timer
+ * @dying: destroy in progress (set under @sq_lock): do not re-arm @timer;
+ *	a dump reads nothing of the SQ
  * @rxe_flush_icrc: the peer answered a FLUSH sent with rdma_rxe's ICRC
  *	(proto/roce_icrc.h): FLUSH requests go with it (from RTS on)
  * @flush_icrc_sent: the ICRC the last FLUSH request went with
@@ -498,7 +505,11 @@ struct srdma_swqe {
  *	@cc_lock), cancelled by srdma_req_fini()
  *
  * Lifetime: core-allocated; published in the device's QPN table from
- * create to destroy.
+ * create to destroy. A netlink dump (query_qp, srdma_fill_res_qp_entry())
+ * may run during and after destroy_qp until the core frees the QP: cores
+ * before 6.1.191 and 6.12.110 call destroy_qp before rdma_restrack_del(),
+ * which waits for the dumps. So a dump reads only what lives in the QP
+ * itself under its lock, and @sq under @sq_lock, finding it gone.
  */
 struct srdma_qp {
 	struct ib_qp ibqp;
