@@ -205,6 +205,20 @@ static void wcx_read(struct ibv_cq_ex *cq, struct wcx *w)
 	w->imm = ntohl(ibv_wc_read_imm_data(cq));
 }
 
+/* ibv_start_poll until a completion is there or @end: false if none. */
+static bool start_poll_wait(struct ibv_cq_ex *cq, uint64_t end)
+{
+	struct ibv_poll_cq_attr attr = {};
+	int ret;
+
+	do {
+		ret = ibv_start_poll(cq, &attr);
+	} while (ret == ENOENT && now_ms() < end);
+	if (ret)
+		ktap_print("start_poll: %s", strerror(ret));
+	return !ret;
+}
+
 /*
  * Up to @n completions in one start_poll .. end_poll batch, waiting up to
  * WAIT_MS in all: start_poll and next_poll say ENOENT until one is there
@@ -212,18 +226,12 @@ static void wcx_read(struct ibv_cq_ex *cq, struct wcx *w)
  */
 static int poll_ex(struct ibv_cq_ex *cq, struct wcx *w, int n)
 {
-	struct ibv_poll_cq_attr attr = {};
 	uint64_t end = now_ms() + WAIT_MS;
 	int got = 0;
 	int ret;
 
-	do {
-		ret = ibv_start_poll(cq, &attr);
-	} while (ret == ENOENT && now_ms() < end);
-	if (ret) {
-		ktap_print("start_poll: %s", strerror(ret));
+	if (!start_poll_wait(cq, end))
 		return 0;
-	}
 	wcx_read(cq, &w[got++]);
 	while (got < n && now_ms() < end) {
 		ret = ibv_next_poll(cq);
@@ -1288,18 +1296,12 @@ static void wcts_read(struct ibv_cq_ex *cq, uint64_t flags, struct wcts *w)
 static int poll_ts(struct ibv_cq_ex *cq, uint64_t flags, struct wcts *w,
 		   int want, int n)
 {
-	struct ibv_poll_cq_attr attr = {};
 	uint64_t end = now_ms() + WAIT_MS;
 	int got = 0;
 	int ret;
 
-	do {
-		ret = ibv_start_poll(cq, &attr);
-	} while (ret == ENOENT && now_ms() < end);
-	if (ret) {
-		ktap_print("start_poll: %s", strerror(ret));
+	if (!start_poll_wait(cq, end))
 		return 0;
-	}
 	wcts_read(cq, flags, &w[got++]);
 	while (got < n) {
 		ret = ibv_next_poll(cq);
