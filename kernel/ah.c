@@ -15,7 +15,7 @@ int srdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	struct srdma_dev *sdev = to_sdev(ibah->device);
 	struct srdma_ah *ah = to_sah(ibah);
 	struct softrdma_create_ah_resp resp = {};
-	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
+	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? srdma_gfp(udata) :
 							     GFP_ATOMIC;
 	unsigned long flags;
 	int err;

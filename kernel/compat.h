@@ -13,6 +13,7 @@
 #define SRDMA_COMPAT_H
 
 #include <linux/hrtimer.h>
+#include <linux/mm.h>
 #include <linux/timer.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_umem.h>
@@ -56,6 +57,17 @@ srdma_hrtimer_setup(struct hrtimer *timer,
 #else
 	hrtimer_init(timer, clock, mode);
 	timer->function = fn;
+#endif
+}
+
+/* 6.3 made a VMA's flags writable through vm_flags_set() only. */
+static inline void srdma_vm_flags_set(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+#ifdef SRDMA_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
 #endif
 }
 

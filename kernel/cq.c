@@ -15,6 +15,7 @@
 int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata)
 {
+	struct srdma_dev *sdev = to_sdev(ibcq->device);
 	struct srdma_cq *cq = to_scq(ibcq);
 	struct srdma_ucontext *uctx = rdma_udata_to_drv_context(udata,
 					struct srdma_ucontext, ibuc);
@@ -30,6 +31,9 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
+	err = srdma_count_get(&sdev->ncq, SRDMA_MAX_CQ);
+	if (err)
+		return err;
 	spin_lock_init(&cq->lock);
 	mutex_init(&cq->resize_lock);
 	err = srdma_ring_alloc(&cq->ring, uctx ? &uctx->ibuc : NULL,
@@ -37,18 +41,22 @@ int srdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			       ts ? sizeof(struct softrdma_cqe_ts) :
 				    sizeof(struct softrdma_cqe));
 	if (err)
-		return err;
+		goto err_count;
 	ibcq->cqe = cq->ring.num_slots;
 	if (!udata)
 		return 0;
 
 	srdma_ring_info(&cq->ring, &resp.cq);
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-	if (err) {
-		srdma_ring_free(&cq->ring);
-		return err;
-	}
+	if (err)
+		goto err_ring;
 	return 0;
+
+err_ring:
+	srdma_ring_free(&cq->ring);
+err_count:
+	atomic_dec(&sdev->ncq);
+	return err;
 }
 
 /*
@@ -121,6 +129,7 @@ int srdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	srdma_ring_move(&ring, &cq->ring);
 	spin_unlock_irq(&cq->lock);
 	srdma_ring_free(&ring);
+	atomic_dec(&to_sdev(ibcq->device)->ncq);
 	return 0;
 }
 

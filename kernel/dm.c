@@ -58,17 +58,16 @@ struct ib_dm *srdma_alloc_dm(struct ib_device *ibdev,
 		return ERR_CAST(uobj);
 	if (uobj->id > SOFTRDMA_DM_MMAP_MAX_HANDLE)
 		return ERR_PTR(-ENOSPC);
-	if (atomic_inc_return(&sdev->ndm) > SRDMA_MAX_DM) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	err = srdma_count_get(&sdev->ndm, SRDMA_MAX_DM);
+	if (err)
+		return ERR_PTR(err);
 
 	err = -ENOMEM;
-	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	dm = kzalloc(sizeof(*dm), srdma_gfp(true));
+	entry = kzalloc(sizeof(*entry), srdma_gfp(true));
 	size = PAGE_ALIGN(attr->length);
 	if (dm && entry)
-		entry->addr = vmalloc_user(size);	/* zeroed */
+		entry->addr = srdma_vmalloc(size, true);
 	if (!entry || !entry->addr)
 		goto err_free;
 	/* Where the provider maps it: named by the handle, not returned. */
@@ -86,7 +85,6 @@ err_free:
 		vfree(entry->addr);
 	kfree(entry);
 	kfree(dm);
-err_count:
 	atomic_dec(&sdev->ndm);
 	return ERR_PTR(err);
 }
@@ -122,7 +120,7 @@ struct ib_mr *srdma_reg_dm_mr(struct ib_pd *pd, struct ib_dm *ibdm,
 	if (attr->access_flags & IB_ACCESS_ON_DEMAND)
 		return ERR_PTR(-EINVAL);
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), srdma_gfp(true));
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->length = attr->length;
@@ -136,7 +134,8 @@ struct ib_mr *srdma_reg_dm_mr(struct ib_pd *pd, struct ib_dm *ibdm,
 	}
 	entry = to_mmap_entry(mr->dm_mmap);
 	n = DIV_ROUND_UP(mr->page_off + attr->length, PAGE_SIZE);
-	mr->pages = kvmalloc_array(max(n, 1U), sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvmalloc_array(max(n, 1U), sizeof(*mr->pages),
+				   srdma_gfp(true));
 	err = -ENOMEM;
 	if (!mr->pages)
 		goto err_put;

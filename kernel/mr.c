@@ -14,10 +14,12 @@
  * A key is its table index above an 8-bit random tag: a peer cannot
  * reuse the key of a deregistered MR for the new MR in the same slot
  * without guessing the tag, and keys do not count up in a simple sequence.
- * MRs and MWs share the table (an MW entry is tagged SRDMA_KEY_MW).
+ * MRs and MWs share the table (an MW entry is tagged SRDMA_KEY_MW), which
+ * holds as many of each as the device reports at once.
  */
 #define SRDMA_KEY_TAG_BITS	8
-#define SRDMA_KEY_INDEX_MAX	((SRDMA_MAX_MR) - 1)
+#define SRDMA_KEY_INDEX_MAX	(SRDMA_MAX_MR + SRDMA_MAX_MW)
+static_assert(SRDMA_KEY_INDEX_MAX < 1U << (32 - SRDMA_KEY_TAG_BITS));
 
 u32 srdma_key_index(u32 key)
 {
@@ -46,16 +48,22 @@ int srdma_key_alloc(struct srdma_dev *sdev, void *entry, u32 *key)
 	return 0;
 }
 
+/* Counts @mr among the device's MRs too: srdma_dereg_mr() drops it. */
 int srdma_mr_add(struct srdma_dev *sdev, struct srdma_mr *mr)
 {
 	u32 key;
 	int err;
 
+	err = srdma_count_get(&sdev->nmr, SRDMA_MAX_MR);
+	if (err)
+		return err;
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
 	err = srdma_key_alloc(sdev, mr, &key);
-	if (err)
+	if (err) {
+		atomic_dec(&sdev->nmr);
 		return err;
+	}
 	mr->ibmr.rkey = key;
 	WRITE_ONCE(mr->ibmr.lkey, key);
 	return 0;
@@ -235,7 +243,7 @@ static int srdma_mr_map_pages(struct srdma_mr *mr)
 	struct sg_page_iter sg_iter;
 	size_t n = ib_umem_num_pages(mr->umem), i = 0;
 
-	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), srdma_gfp(true));
 	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &sg_iter, 0) {
@@ -280,7 +288,7 @@ struct ib_mr *srdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	    !length || length > SRDMA_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), srdma_gfp(true));
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->iova = iova;
@@ -393,6 +401,7 @@ int srdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return -EBUSY;
 	/* No new lookups, then wait for the transport's to finish. */
 	xa_erase(&to_sdev(ibmr->device)->mr_xa, srdma_key_index(ibmr->lkey));
+	atomic_dec(&to_sdev(ibmr->device)->nmr);
 	srdma_mr_put(mr);
 	wait_for_completion(&mr->released);
 

@@ -17,10 +17,9 @@ int srdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 
 	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->nmw) > SRDMA_MAX_MW) {
-		atomic_dec(&sdev->nmw);
-		return -ENOMEM;
-	}
+	err = srdma_count_get(&sdev->nmw, SRDMA_MAX_MW);
+	if (err)
+		return err;
 	spin_lock_init(&mw->lock);
 	refcount_set(&mw->ref, 1);
 	init_completion(&mw->released);

@@ -108,9 +108,11 @@ static int srdma_qp_alloc_rings(struct srdma_qp *qp, struct ib_qp_cap *cap,
 int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
+	struct srdma_dev *sdev = to_sdev(ibqp->device);
 	struct srdma_qp *qp = to_sqp(ibqp);
 	struct softrdma_create_qp_resp resp = {};
 	struct srdma_ucontext *uctx;
+	gfp_t gfp = srdma_gfp(udata);
 	u32 qpn;
 	int err;
 
@@ -143,6 +145,9 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = srdma_qp_check_cap(init);
 	if (err)
 		return err;
+	err = srdma_count_get(&sdev->nqp, SRDMA_MAX_QP);
+	if (err)
+		return err;
 
 	uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext, ibuc);
 	mutex_init(&qp->mod_lock);
@@ -153,16 +158,16 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 
-	err = dst_cache_init(&qp->path.dst_cache, GFP_KERNEL);
+	err = dst_cache_init(&qp->path.dst_cache, gfp);
 	if (err)
-		return err;
+		goto err_count;
 	err = srdma_qp_alloc_rings(qp, &init->cap, uctx ? &uctx->ibuc : NULL);
 	if (err)
 		goto err_dst;
-	err = srdma_req_init(qp);
+	err = srdma_req_init(qp, gfp);
 	if (err)
 		goto err_rings;
-	err = srdma_resp_init(qp);
+	err = srdma_resp_init(qp, gfp);
 	if (err)
 		goto err_req;
 
@@ -202,6 +207,8 @@ err_rings:
 	srdma_ring_free(&qp->sq);
 err_dst:
 	dst_cache_destroy(&qp->path.dst_cache);
+err_count:
+	atomic_dec(&sdev->nqp);
 	return err;
 }
 
@@ -233,6 +240,7 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	srdma_ring_free(&qp->rq);
 	srdma_ring_free(&sq);
 	dst_cache_destroy(&qp->path.dst_cache);
+	atomic_dec(&qp_sdev(qp)->nqp);
 	return 0;
 }
 

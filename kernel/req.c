@@ -106,15 +106,18 @@ static void srdma_req_work(struct work_struct *work)
 	srdma_qp_doorbell(container_of(work, struct srdma_qp, req_work));
 }
 
-/* The timer and work first: srdma_req_fini() stops them whatever failed. */
-int srdma_req_init(struct srdma_qp *qp)
+/*
+ * The timer and work first: srdma_req_fini() stops them whatever failed.
+ * @gfp: srdma_gfp() of the QP's owner
+ */
+int srdma_req_init(struct srdma_qp *qp, gfp_t gfp)
 {
 	timer_setup(&qp->timer, srdma_timer_fn, 0);
 	INIT_WORK(&qp->req_work, srdma_req_work);
 	srdma_cc_qp_init(qp);
 	qp->sq_copy = kvzalloc((size_t)qp->sq.num_slots * qp->sq.slot_size,
-			       GFP_KERNEL);
-	qp->swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->swqe), GFP_KERNEL);
+			       gfp);
+	qp->swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->swqe), gfp);
 	if (!qp->sq_copy || !qp->swqe) {
 		srdma_req_fini(qp);
 		return -ENOMEM;

@@ -22,7 +22,8 @@ enum srdma_resp_after {
 
 static void srdma_resp_read_work(struct work_struct *work);
 
-int srdma_resp_init(struct srdma_qp *qp)
+/* @gfp: srdma_gfp() of the QP's owner */
+int srdma_resp_init(struct srdma_qp *qp, gfp_t gfp)
 {
 	u32 slot = qp->ibqp.srq ? to_ssrq(qp->ibqp.srq)->rq.slot_size :
 				  qp->rq.slot_size;
@@ -33,10 +34,9 @@ int srdma_resp_init(struct srdma_qp *qp)
 		       SRDMA_MAX_SGE * sizeof(struct softrdma_sge);
 
 	INIT_WORK(&qp->rd_work, srdma_resp_read_work);
-	qp->rwqe = kzalloc(slot, GFP_KERNEL);
-	qp->rd = kcalloc(SRDMA_ANSWERS, sizeof(*qp->rd), GFP_KERNEL);
-	qp->held = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->held),
-			   GFP_KERNEL);
+	qp->rwqe = kzalloc(slot, gfp);
+	qp->rd = kcalloc(SRDMA_ANSWERS, sizeof(*qp->rd), gfp);
+	qp->held = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->held), gfp);
 	if (!qp->rwqe || !qp->rd || !qp->held) {
 		srdma_resp_fini(qp);
 		return -ENOMEM;

@@ -9,6 +9,20 @@
 #include "srdma.h"
 
 /**
+ * srdma_vmalloc - zeroed memory that srdma_mmap() can map to a user
+ * @size: bytes, a multiple of PAGE_SIZE
+ * @user: a user's: charged to its memory cgroup (srdma_gfp())
+ *
+ * Not vmalloc_user(), whose memory remap_vmalloc_range() maps: that
+ * cannot be charged to a memory cgroup, and no kernel exports a variant
+ * with flags to modules.
+ */
+void *srdma_vmalloc(size_t size, bool user)
+{
+	return __vmalloc(size, srdma_gfp(user) | __GFP_ZERO);
+}
+
+/**
  * srdma_ring_alloc - allocate a ring and, for a user queue, its mmap entry
  * @ring: the ring to fill
  * @uctx: user context that will mmap it, or NULL for a kernel queue
@@ -27,14 +41,14 @@ int srdma_ring_alloc(struct srdma_ring *ring, struct ib_ucontext *uctx,
 	ring->slot_size = slot_size;
 	ring->idx = 0;
 	ring->mmap = NULL;
-	ring->hdr = vmalloc_user(size);	/* zeroed, mappable to user */
+	ring->hdr = srdma_vmalloc(size, uctx);
 	if (!ring->hdr)
 		return -ENOMEM;
 	ring->hdr->magic = SOFTRDMA_RING_MAGIC;
 	if (!uctx)
 		return 0;
 
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	entry = kzalloc(sizeof(*entry), srdma_gfp(true));
 	if (!entry)
 		goto err_free;
 	entry->addr = ring->hdr;
@@ -90,18 +104,30 @@ void srdma_ring_reset(struct srdma_ring *ring)
 	smp_store_release(&ring->hdr->consumer, peer);
 }
 
+/*
+ * Map an srdma_vmalloc() area whole, as remap_vmalloc_range() maps a
+ * vmalloc_user() one: each page inserted (the mapping holds a reference,
+ * so pages outlive a vfree() until unmapped), the VMA neither growable
+ * by mremap() nor dumped.
+ */
 int srdma_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma;
-	int err;
+	unsigned long off, len = vma->vm_end - vma->vm_start;
+	u8 *addr;
+	int err = 0;
 
 	rdma = rdma_user_mmap_entry_get(uctx, vma);
 	if (!rdma)
 		return -EINVAL;
-	if (vma->vm_end - vma->vm_start != rdma->npages << PAGE_SHIFT)
+	addr = to_mmap_entry(rdma)->addr;
+	if (len != rdma->npages << PAGE_SHIFT)
 		err = -EINVAL;
-	else
-		err = remap_vmalloc_range(vma, to_mmap_entry(rdma)->addr, 0);
+	for (off = 0; off < len && !err; off += PAGE_SIZE)
+		err = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(addr + off));
+	if (!err)
+		srdma_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	rdma_user_mmap_entry_put(rdma);
 	return err;
 }

@@ -17,7 +17,7 @@
 
 /**
  * struct srdma_ring - one shared ring
- * @hdr: vmalloc_user() memory: the index header, then the slots
+ * @hdr: srdma_vmalloc() memory: the index header, then the slots
  * @num_slots: a power of two
  * @slot_size: bytes per slot, a multiple of 16
  * @idx: the index we own (producer of a CQ, consumer of a WQ)
@@ -51,6 +51,7 @@ to_mmap_entry(struct rdma_user_mmap_entry *rdma)
 	return container_of(rdma, struct srdma_mmap_entry, rdma);
 }
 
+void *srdma_vmalloc(size_t size, bool user);
 int srdma_ring_alloc(struct srdma_ring *ring, struct ib_ucontext *uctx,
 		     u32 num_slots, u32 slot_size);
 void srdma_ring_free(struct srdma_ring *ring);

@@ -26,16 +26,22 @@
 #define SRDMA_PORT		1	/* one port per device, as on a NIC port */
 #define SRDMA_ROCE_UDP_PORT	4791	/* IANA port of RoCEv2 */
 
-/* Device limits reported by query_device. */
+/*
+ * Device limits reported by query_device. The counts of PDs, MRs, CQs,
+ * QPs, AHs, SRQs and MWs hold exactly, per device, kernel consumers'
+ * objects included, and are small enough for a test to reach each in a
+ * slow guest (obj_limits.c). Memory is not what they bound: the memory
+ * cgroup of the user who makes an object is charged for its queues.
+ */
 #define SRDMA_MAX_PD		0x10000
-#define SRDMA_MAX_MR		0x100000	/* MR index: key >> 8 */
+#define SRDMA_MAX_MR		0x4000
 #define SRDMA_MAX_MR_SIZE	(1ULL << 40)
-#define SRDMA_MAX_CQ		0x10000
+#define SRDMA_MAX_CQ		0x2000
 #define SRDMA_MAX_CQE		0x8000
-#define SRDMA_MAX_QP		0x10000
-#define SRDMA_MAX_AH		0x100000
-#define SRDMA_MAX_SRQ		0x10000
-#define SRDMA_MAX_MW		0x10000
+#define SRDMA_MAX_QP		0x1000
+#define SRDMA_MAX_AH		0x1000
+#define SRDMA_MAX_SRQ		0x1000
+#define SRDMA_MAX_MW		0x1000
 #define SRDMA_MAX_DM		256	/* of SOFTRDMA_MAX_DM_SIZE: 64 MiB */
 #define SRDMA_MAX_MCAST_GRP	256
 #define SRDMA_MAX_MCAST_QP_ATTACH 64	/* QPs per group */
@@ -78,12 +84,18 @@
  * @net_attached: holds a use of @net's UDP sockets
  * @port_active: last port state reported through an async event
  * @npd: PDs allocated, bounded by SRDMA_MAX_PD
+ * @ncq: CQs allocated, bounded by SRDMA_MAX_CQ
+ * @nqp: QPs allocated (the GSI QP and XRC targets too), bounded by
+ *	SRDMA_MAX_QP
  * @nsrq: SRQs allocated, bounded by SRDMA_MAX_SRQ
+ * @nmr: MRs of every kind allocated, bounded by SRDMA_MAX_MR
  * @nmw: MWs allocated, bounded by SRDMA_MAX_MW
+ * @ndm: device memory allocations, bounded by SRDMA_MAX_DM
  * @mr_xa: MRs and MWs by key index (key >> 8); RCU lookups by the
  *	transport
  * @mr_next: next index to try, for cyclic allocation
- * @ah_xa: AHs by number; RCU lookups by the requester. Kernel AHs are
+ * @ah_xa: AHs by number, 1 to SRDMA_MAX_AH (which bounds their count);
+ *	RCU lookups by the requester. Kernel AHs are
  *	created and destroyed in atomic context too: its lock is IRQ-safe
  * @ah_next: next AH number to try
  * @gsi_qp: the GSI QP (QP1) of the port, which the MAD layer creates;
@@ -103,6 +115,9 @@
  * and the namespace socket and leaves the list, after which the core frees
  * the memory at the last put_device(). We hold @ndev from creation to
  * dealloc_driver, so a namespace cannot be torn down under a device.
+ * The object counts (@npd to @ndm) need no lock: srdma_count_get() takes
+ * one at creation, atomic_dec() returns it at destruction or when the
+ * creation fails.
  */
 struct srdma_dev {
 	struct ib_device ibdev;
@@ -116,7 +131,10 @@ struct srdma_dev {
 	bool net_attached;
 	bool port_active;
 	atomic_t npd;
+	atomic_t ncq;
+	atomic_t nqp;
 	atomic_t nsrq;
+	atomic_t nmr;
 	atomic_t nmw;
 	atomic_t ndm;
 	struct xarray mr_xa;
@@ -134,6 +152,35 @@ struct srdma_dev {
 static inline struct srdma_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct srdma_dev, ibdev);
+}
+
+/*
+ * Take one of the @max objects of a kind the device reports: counted
+ * first, so that creations racing for the last one cannot both get it.
+ * Return: 0, or -ENOMEM when all are in use: what a NIC out of the
+ * resource returns (siw too) and what ibv_create_qp(3) and its kin
+ * document. The caller drops the count when the object goes.
+ */
+static inline int srdma_count_get(atomic_t *count, int max)
+{
+	if (atomic_inc_return(count) <= max)
+		return 0;
+	atomic_dec(count);
+	return -ENOMEM;
+}
+
+/*
+ * The allocation flags of an object's memory. A user's is charged to its
+ * memory cgroup (the user chooses queue and MR sizes), and is refused
+ * with -ENOMEM, without the OOM killer or a warning, when that cgroup or
+ * the machine is full: __GFP_NORETRY, not __GFP_RETRY_MAYFAIL, which
+ * some kernels' vmalloc warns of and drops. A kernel consumer's is not
+ * charged to whichever task happens to create it.
+ */
+static inline gfp_t srdma_gfp(bool user)
+{
+	return user ? GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN :
+		      GFP_KERNEL;
 }
 
 /* Lifetime: created by uverbs open, freed by the core after dealloc. */
@@ -851,7 +898,7 @@ static inline int srdma_xmit(struct srdma_qp *qp, struct sk_buff *skb)
 }
 
 /* req.c: requester and completer of RC send queues */
-int srdma_req_init(struct srdma_qp *qp);
+int srdma_req_init(struct srdma_qp *qp, gfp_t gfp);
 void srdma_req_fini(struct srdma_qp *qp);
 void srdma_req_start(struct srdma_qp *qp);
 void srdma_req_run(struct srdma_qp *qp);
@@ -865,7 +912,7 @@ void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
 void srdma_ud_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
 
 /* resp.c: responder of RC and UC receive queues */
-int srdma_resp_init(struct srdma_qp *qp);
+int srdma_resp_init(struct srdma_qp *qp, gfp_t gfp);
 int srdma_resp_take_rwqe(struct srdma_qp *qp);
 void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 		    const struct roce_pkt_info *pkt);

@@ -39,10 +39,9 @@ int srdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (err)
 		return err;
 
-	if (atomic_inc_return(&sdev->nsrq) > SRDMA_MAX_SRQ) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	err = srdma_count_get(&sdev->nsrq, SRDMA_MAX_SRQ);
+	if (err)
+		return err;
 	uctx = rdma_udata_to_drv_context(udata, struct srdma_ucontext, ibuc);
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);

@@ -206,13 +206,7 @@ void srdma_disassociate_ucontext(struct ib_ucontext *ibuc)
 
 int srdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	struct srdma_dev *sdev = to_sdev(ibpd->device);
-
-	if (atomic_inc_return(&sdev->npd) > SRDMA_MAX_PD) {
-		atomic_dec(&sdev->npd);
-		return -ENOMEM;
-	}
-	return 0;
+	return srdma_count_get(&to_sdev(ibpd->device)->npd, SRDMA_MAX_PD);
 }
 
 int srdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
