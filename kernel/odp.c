@@ -241,7 +241,11 @@ static void srdma_odp_fault_work(struct work_struct *work)
 	spin_unlock_bh(&mr->odp_lock);
 
 	err = end ? srdma_odp_map(mr, start, end - start, true) : 0;
-	if (err) {
+	/*
+	 * -EBUSY: invalidations kept racing the fault (pages migrating)
+	 * until the core gave up; the next access asks again.
+	 */
+	if (err && err != -EBUSY) {
 		spin_lock_bh(&mr->odp_lock);
 		mr->odp_bad_start = start;
 		mr->odp_bad_end = end;
