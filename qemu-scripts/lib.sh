@@ -191,7 +191,12 @@ vm_qemu_args() {
 	local kernel=$1 initrd=$2 outdir=$3 mem=$4 accel=${VM_ACCEL:-tcg}
 
 	# TCG by default: a KVM guest hangs on this machine (opt in with VM_ACCEL).
-	VM_QEMU_ARGS=(qemu-system-x86_64 -accel "$accel" -smp "${VM_SMP:-2}" -m "$mem"
+	local smp=${VM_SMP:-2}
+
+	# A socket per NUMA node: else the kernel warns of a shared cache
+	# across nodes.
+	[ "${VM_NUMA:-1}" != 2 ] || smp+=",sockets=2"
+	VM_QEMU_ARGS=(qemu-system-x86_64 -accel "$accel" -smp "$smp" -m "$mem"
 		-display none -monitor none -serial stdio -no-reboot
 		-nic none  # never a user-mode (slirp) NIC; vm-pair adds its link
 		-kernel "$kernel" -initrd "$initrd"
@@ -202,7 +207,8 @@ vm_qemu_args() {
 	# VM_NUMA=2: two NUMA nodes, half the memory and CPUs each (page
 	# migration between nodes: odp_churn).
 	if [ "${VM_NUMA:-1}" = 2 ]; then
-		local mib smp=${VM_SMP:-2}
+		local mib
+		smp=${VM_SMP:-2}
 		case $mem in
 		*G) mib=$((${mem%G} * 1024)) ;;
 		*M) mib=${mem%M} ;;
