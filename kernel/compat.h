@@ -123,8 +123,13 @@ static inline struct ib_umem *srdma_umem_get(struct ib_device *dev, u64 addr,
 
 /*
  * ODP page state. 6.15 keeps an HMM PFN with its VALID/WRITE flags for
- * each page (map.pfn_list); before, a "DMA address" (the page's kernel
- * address, for a virtual-DMA device) with READ/WRITE_ALLOWED bits.
+ * each small page (map.pfn_list); before, a "DMA address" (the page's
+ * kernel address, for a virtual-DMA device) with READ/WRITE_ALLOWED bits
+ * per umem page. srdma_odp_core_kva() reads it only right after
+ * ib_umem_odp_map_dma_and_lock() mapped @addr, under the umem_mutex it
+ * returns with: 6.15's hmm_range_fault() writes map.pfn_list before the
+ * core checks for a racing invalidation, so at any other time an entry
+ * may name a page already freed.
  */
 #ifdef SRDMA_HAVE_ODP_HMM_MAP
 #include <linux/hmm.h>
@@ -132,8 +137,7 @@ static inline struct ib_umem *srdma_umem_get(struct ib_device *dev, u64 addr,
 /*
  * ODP over huge pages (IB_ACCESS_HUGETLB): this core fills map.pfn_list
  * per small page but ib_umem_odp_unmap_dma_pages() clears it per huge
- * page, so an invalidation would leave small pages marked present: not
- * offered here.
+ * page, indexing it as if per huge page: not offered here.
  */
 #define SRDMA_ODP_ACCESS_HUGETLB	0
 
@@ -142,18 +146,18 @@ static inline u64 srdma_odp_map_access(bool write)
 	return write ? HMM_PFN_WRITE : 0;
 }
 
-static inline bool srdma_odp_page_ok(struct ib_umem_odp *odp, size_t idx,
-				     bool write)
+/* Kernel address of the umem page at @addr | SRDMA_ODP_KVA_WRITE, or 0. */
+static inline unsigned long srdma_odp_core_kva(struct ib_umem_odp *odp,
+					       u64 addr)
 {
-	unsigned long want = HMM_PFN_VALID | (write ? HMM_PFN_WRITE : 0);
+	unsigned long pfn;
 
-	return (READ_ONCE(odp->map.pfn_list[idx]) & want) == want;
-}
-
-/* Kernel address of a page that srdma_odp_page_ok() found mapped. */
-static inline u8 *srdma_odp_page_kva(struct ib_umem_odp *odp, size_t idx)
-{
-	return page_address(hmm_pfn_to_page(odp->map.pfn_list[idx]));
+	lockdep_assert_held(&odp->umem_mutex);
+	pfn = odp->map.pfn_list[(addr - ib_umem_start(odp)) >> PAGE_SHIFT];
+	if (!(pfn & HMM_PFN_VALID))
+		return 0;
+	return (unsigned long)page_address(hmm_pfn_to_page(pfn)) |
+	       (pfn & HMM_PFN_WRITE ? SRDMA_ODP_KVA_WRITE : 0);
 }
 #else
 /* One dma_list entry per huge page, mapped and cleared alike. */
@@ -164,17 +168,17 @@ static inline u64 srdma_odp_map_access(bool write)
 	return ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
 }
 
-static inline bool srdma_odp_page_ok(struct ib_umem_odp *odp, size_t idx,
-				     bool write)
+static inline unsigned long srdma_odp_core_kva(struct ib_umem_odp *odp,
+					       u64 addr)
 {
-	u64 want = srdma_odp_map_access(write);
+	dma_addr_t dma;
 
-	return (READ_ONCE(odp->dma_list[idx]) & want) == want;
-}
-
-static inline u8 *srdma_odp_page_kva(struct ib_umem_odp *odp, size_t idx)
-{
-	return (u8 *)(uintptr_t)(odp->dma_list[idx] & ODP_DMA_ADDR_MASK);
+	lockdep_assert_held(&odp->umem_mutex);
+	dma = odp->dma_list[(addr - ib_umem_start(odp)) >> odp->page_shift];
+	if (!(dma & ODP_READ_ALLOWED_BIT))
+		return 0;
+	return (unsigned long)(dma & ODP_DMA_ADDR_MASK) |
+	       (dma & ODP_WRITE_ALLOWED_BIT ? SRDMA_ODP_KVA_WRITE : 0);
 }
 #endif
 

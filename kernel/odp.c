@@ -12,10 +12,13 @@
  * asked for again. A range the process has no memory for fails the next
  * access with -EACCES, a protection error.
  *
- * We are a virtual-DMA device: the "DMA address" the core keeps for each
- * mapped page is its kernel virtual address. Copies run under the MR's
- * odp_lock, which the invalidation takes before it unmaps pages, so no
- * page goes away under a copy.
+ * We are a virtual-DMA device: the pages are reached by their kernel
+ * addresses. The transport uses only those in our own srdma_odp_pages,
+ * taken from the core after it mapped them and checked that no
+ * invalidation raced the mapping (the core's own entries may be written
+ * before that check, on 6.15 on). Copies run under the MR's odp_lock,
+ * which the invalidation takes to clear our entries before the pages are
+ * unmapped, so no page goes away under a copy.
  *
  * An implicit MR (the whole address space) keeps its pages in child
  * umems of SRDMA_ODP_CHILD_SHIFT bytes each, made by the fault work (or a
@@ -31,11 +34,11 @@
 /* 2 MiB: 512 pages a child, 8 KiB of page state. */
 #define SRDMA_ODP_CHILD_SHIFT	21
 
-/* The umem that holds @va: the MR's own, or a child (NULL: none yet). */
-static struct ib_umem_odp *srdma_odp_umem(struct srdma_mr *mr, u64 va)
+/* The pages that hold @va: the MR's own, or a child's (NULL: none yet). */
+static struct srdma_odp_pages *srdma_odp_pages(struct srdma_mr *mr, u64 va)
 {
 	if (!mr->odp_implicit)
-		return to_ib_umem_odp(mr->umem);
+		return mr->odp_pages;
 	return xa_load(&mr->odp_children, va >> SRDMA_ODP_CHILD_SHIFT);
 }
 
@@ -45,18 +48,52 @@ static bool srdma_odp_user_range(struct srdma_mr *mr, u64 va, u64 end)
 	return end >= va && end <= mr->umem->owning_mm->task_size;
 }
 
-/* Called with umem_mutex held, and the MR's odp_lock when it has an MR. */
-static void srdma_odp_unmap_range(struct ib_umem_odp *odp,
-				  const struct mmu_notifier_range *range,
-				  unsigned long cur_seq)
+static size_t srdma_odp_idx(struct ib_umem_odp *odp, u64 va)
 {
-	unsigned long start, end;
+	return (va - ib_umem_start(odp)) >> odp->page_shift;
+}
 
-	mmu_interval_set_seq(&odp->notifier, cur_seq);
-	start = max_t(u64, ib_umem_start(odp), range->start);
-	end = min_t(u64, ib_umem_end(odp), range->end);
-	if (start < end)
-		ib_umem_odp_unmap_dma_pages(odp, start, end);
+/* Pages for @odp of @mr, all unmapped; NULL when out of memory. */
+static struct srdma_odp_pages *srdma_odp_pages_alloc(struct srdma_mr *mr,
+						     struct ib_umem_odp *odp)
+{
+	size_t n = (ib_umem_end(odp) - ib_umem_start(odp)) >> odp->page_shift;
+	struct srdma_odp_pages *p;
+
+	p = kvzalloc(struct_size(p, kva, n), GFP_KERNEL_ACCOUNT);
+	if (p) {
+		p->umem = odp;
+		p->mr = mr;
+	}
+	return p;
+}
+
+/*
+ * Forget [@start, @end) of @p. umem_mutex held, so the entries are
+ * stable and the pages still mapped; odp_lock taken here, not held.
+ */
+static void srdma_odp_forget(struct srdma_odp_pages *p, u64 start, u64 end)
+{
+	struct ib_umem_odp *odp = p->umem;
+	size_t first, last, i;
+
+	start = max_t(u64, start, ib_umem_start(odp));
+	end = min_t(u64, end, ib_umem_end(odp));
+	if (start >= end)
+		return;
+	first = srdma_odp_idx(odp, start);
+	last = srdma_odp_idx(odp, end - 1);
+	/*
+	 * The transport may have written them: 6.15 on marks pages dirty
+	 * only for a device that DMA-mapped them. Not under the spinlock:
+	 * a file system's dirtying may sleep.
+	 */
+	for (i = first; i <= last; i++)
+		if (p->kva[i] & SRDMA_ODP_KVA_WRITE)
+			set_page_dirty(virt_to_page(p->kva[i]));
+	spin_lock_bh(&p->mr->odp_lock);
+	memset(&p->kva[first], 0, (last + 1 - first) * sizeof(p->kva[0]));
+	spin_unlock_bh(&p->mr->odp_lock);
 }
 
 static bool srdma_odp_invalidate(struct mmu_interval_notifier *mni,
@@ -65,17 +102,19 @@ static bool srdma_odp_invalidate(struct mmu_interval_notifier *mni,
 {
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
-	struct srdma_mr *mr = odp->private;	/* NULL: not set up yet */
+	struct srdma_odp_pages *p = odp->private;	/* NULL: not set up yet */
+	unsigned long start, end;
 
 	if (!mmu_notifier_range_blockable(range))
 		return false;
 	mutex_lock(&odp->umem_mutex);
-	if (mr) {
-		spin_lock_bh(&mr->odp_lock);
-		srdma_odp_unmap_range(odp, range, cur_seq);
-		spin_unlock_bh(&mr->odp_lock);
-	} else {
-		srdma_odp_unmap_range(odp, range, cur_seq);
+	mmu_interval_set_seq(&odp->notifier, cur_seq);
+	start = max_t(u64, ib_umem_start(odp), range->start);
+	end = min_t(u64, ib_umem_end(odp), range->end);
+	if (start < end) {
+		if (p)
+			srdma_odp_forget(p, start, end);
+		ib_umem_odp_unmap_dma_pages(odp, start, end);
 	}
 	mutex_unlock(&odp->umem_mutex);
 	return true;
@@ -85,50 +124,72 @@ static const struct mmu_interval_notifier_ops srdma_odp_ops = {
 	.invalidate = srdma_odp_invalidate,
 };
 
-/* Map [@va, @va + @len) of one umem; see srdma_odp_map(). */
-static int srdma_odp_map_umem(struct ib_umem_odp *odp, u64 va, u64 len,
+/*
+ * Map [@va, @va + @len) of one umem into @p; see srdma_odp_map().
+ *
+ * One mapping of the MR at a time (odp_map_lock): hmm_range_fault() of
+ * another could otherwise store an entry it read before an invalidation
+ * after our own walk, into the core's array we copy from.
+ */
+static int srdma_odp_map_umem(struct srdma_odp_pages *p, u64 va, u64 len,
 			      bool fault)
 {
+	struct ib_umem_odp *odp = p->umem;
+	u64 pgsz = BIT_ULL(odp->page_shift), pg, end = va + len;
 	int np;
 
-	if (va < ib_umem_start(odp) || va + len > ib_umem_end(odp) ||
-	    va + len < va)
+	if (va < ib_umem_start(odp) || end > ib_umem_end(odp) || end < va)
 		return -EFAULT;
+	mutex_lock(&p->mr->odp_map_lock);
 	np = ib_umem_odp_map_dma_and_lock(odp, va, len,
 					  srdma_odp_map_access(odp->umem.writable),
 					  fault);
 	if (np < 0)
-		return np;
+		goto out;
+	/* Checked against invalidations and umem_mutex held: trusted now. */
+	spin_lock_bh(&p->mr->odp_lock);
+	for (pg = ALIGN_DOWN(va, pgsz); pg < end; pg += pgsz)
+		p->kva[srdma_odp_idx(odp, pg)] = srdma_odp_core_kva(odp, pg);
+	spin_unlock_bh(&p->mr->odp_lock);
 	mutex_unlock(&odp->umem_mutex);
-	return 0;
+out:
+	mutex_unlock(&p->mr->odp_map_lock);
+	return np < 0 ? np : 0;
 }
 
 /*
  * The child of implicit @mr that holds @va, made now if there is none.
  * Sleeps; the fault work and a prefetch may race to make it: one wins.
  */
-static struct ib_umem_odp *srdma_odp_child(struct srdma_mr *mr, u64 va)
+static struct srdma_odp_pages *srdma_odp_child(struct srdma_mr *mr, u64 va)
 {
 	unsigned long idx = va >> SRDMA_ODP_CHILD_SHIFT;
-	struct ib_umem_odp *child, *old;
+	struct srdma_odp_pages *p, *old;
+	struct ib_umem_odp *child;
 
-	child = xa_load(&mr->odp_children, idx);
-	if (child)
-		return child;
+	p = xa_load(&mr->odp_children, idx);
+	if (p)
+		return p;
 	child = ib_umem_odp_alloc_child(to_ib_umem_odp(mr->umem),
 					idx << SRDMA_ODP_CHILD_SHIFT,
 					BIT(SRDMA_ODP_CHILD_SHIFT),
 					&srdma_odp_ops);
 	if (IS_ERR(child))
-		return child;
+		return ERR_CAST(child);
+	p = srdma_odp_pages_alloc(mr, child);
+	if (!p) {
+		ib_umem_odp_release(child);
+		return ERR_PTR(-ENOMEM);
+	}
 	/* Under umem_mutex, which the invalidation takes first. */
 	mutex_lock(&child->umem_mutex);
-	child->private = mr;
+	child->private = p;
 	mutex_unlock(&child->umem_mutex);
-	old = xa_cmpxchg(&mr->odp_children, idx, NULL, child, GFP_KERNEL);
+	old = xa_cmpxchg(&mr->odp_children, idx, NULL, p, GFP_KERNEL);
 	if (!old)
-		return child;
+		return p;
 	ib_umem_odp_release(child);
+	kvfree(p);
 	return xa_is_err(old) ? ERR_PTR(xa_err(old)) : old;
 }
 
@@ -147,18 +208,17 @@ static int srdma_odp_map(struct srdma_mr *mr, u64 va, u64 len,
 	u64 end = va + len;
 
 	if (!mr->odp_implicit)
-		return srdma_odp_map_umem(to_ib_umem_odp(mr->umem), va, len,
-					  fault);
+		return srdma_odp_map_umem(mr->odp_pages, va, len, fault);
 	if (!srdma_odp_user_range(mr, va, end))
 		return -EFAULT;
 	while (va < end) {
-		struct ib_umem_odp *child = srdma_odp_child(mr, va);
+		struct srdma_odp_pages *child = srdma_odp_child(mr, va);
 		u64 n;
 		int err;
 
 		if (IS_ERR(child))
 			return PTR_ERR(child);
-		n = min_t(u64, end, ib_umem_end(child)) - va;
+		n = min_t(u64, end, ib_umem_end(child->umem)) - va;
 		err = srdma_odp_map_umem(child, va, n, fault);
 		if (err)
 			return err;
@@ -181,7 +241,11 @@ static void srdma_odp_fault_work(struct work_struct *work)
 	spin_unlock_bh(&mr->odp_lock);
 
 	err = end ? srdma_odp_map(mr, start, end - start, true) : 0;
-	if (err) {
+	/*
+	 * -EBUSY: invalidations kept racing the fault (pages migrating)
+	 * until the core gave up; the next access asks again.
+	 */
+	if (err && err != -EBUSY) {
 		spin_lock_bh(&mr->odp_lock);
 		mr->odp_bad_start = start;
 		mr->odp_bad_end = end;
@@ -220,13 +284,12 @@ static int srdma_odp_present(struct srdma_mr *mr, u64 va, u32 len,
 	if (mr->odp_implicit && !srdma_odp_user_range(mr, va, end))
 		return -EACCES;
 	for (pg = va; pg < end;) {
-		struct ib_umem_odp *odp = srdma_odp_umem(mr, pg);
-		unsigned int shift = odp ? odp->page_shift : PAGE_SHIFT;
-		bool ok = odp && srdma_odp_page_ok(odp, (pg - ib_umem_start(odp)) >>
-						   shift, write);
+		struct srdma_odp_pages *p = srdma_odp_pages(mr, pg);
+		unsigned int shift = p ? p->umem->page_shift : PAGE_SHIFT;
+		unsigned long kva = p ? p->kva[srdma_odp_idx(p->umem, pg)] : 0;
 
 		pg = (pg | (BIT_ULL(shift) - 1)) + 1;	/* the next page */
-		if (ok)
+		if (kva && (!write || kva & SRDMA_ODP_KVA_WRITE))
 			continue;
 		/* It failed to map before: a protection error, once. */
 		if (va < mr->odp_bad_end && end > mr->odp_bad_start) {
@@ -276,7 +339,7 @@ int srdma_odp_xfer(struct srdma_mr *mr, u64 iova, u32 len,
 		   struct srdma_xfer *x)
 {
 	u64 va = iova - mr->iova + mr->umem->address;
-	struct ib_umem_odp *odp = NULL;
+	struct srdma_odp_pages *p = NULL;
 	bool to_mr;
 	int err;
 
@@ -292,11 +355,11 @@ int srdma_odp_xfer(struct srdma_mr *mr, u64 iova, u32 len,
 		u32 n;
 
 		/* one lookup per child, not per page */
-		if (!odp || va >= ib_umem_end(odp))
-			odp = srdma_odp_umem(mr, va);
-		shift = odp->page_shift;
-		kva = srdma_odp_page_kva(odp, (va - ib_umem_start(odp)) >>
-					 shift) + (va & (BIT_ULL(shift) - 1));
+		if (!p || va >= ib_umem_end(p->umem))
+			p = srdma_odp_pages(mr, va);
+		shift = p->umem->page_shift;
+		kva = (u8 *)(p->kva[srdma_odp_idx(p->umem, va)] &
+			     ~SRDMA_ODP_KVA_WRITE) + (va & (BIT_ULL(shift) - 1));
 		n = min_t(u64, len, PAGE_SIZE - offset_in_page(kva));
 
 		err = srdma_xfer_piece(x, virt_to_page(kva),
@@ -325,6 +388,7 @@ int srdma_odp_reg(struct srdma_dev *sdev, struct srdma_mr *mr, u64 start)
 	    !ib_uses_virt_dma(&sdev->ibdev))
 		return -EOPNOTSUPP;
 	spin_lock_init(&mr->odp_lock);
+	mutex_init(&mr->odp_map_lock);
 	INIT_WORK(&mr->odp_work, srdma_odp_fault_work);
 	if (mr->odp_implicit) {
 		odp = ib_umem_odp_alloc_implicit(&sdev->ibdev, mr->access);
@@ -344,33 +408,57 @@ int srdma_odp_reg(struct srdma_dev *sdev, struct srdma_mr *mr, u64 start)
 			      &srdma_odp_ops);
 	if (IS_ERR(odp))
 		return PTR_ERR(odp);
+	mr->odp_pages = srdma_odp_pages_alloc(mr, odp);
+	if (!mr->odp_pages) {
+		err = -ENOMEM;
+		goto err_release;
+	}
 	mr->umem = &odp->umem;
 	/* Under umem_mutex, which the invalidation takes first. */
 	mutex_lock(&odp->umem_mutex);
-	odp->private = mr;
+	odp->private = mr->odp_pages;
 	mutex_unlock(&odp->umem_mutex);
 
 	err = srdma_odp_map(mr, start, mr->length, false);
-	if (err) {
-		ib_umem_odp_release(odp);
-		mr->umem = NULL;
-		return err;
-	}
+	if (err)
+		goto err_release;
 	mr->odp = true;
 	return 0;
+
+err_release:
+	ib_umem_odp_release(odp);
+	kvfree(mr->odp_pages);
+	mr->odp_pages = NULL;
+	mr->umem = NULL;
+	return err;
+}
+
+/* Mark written pages dirty, as the invalidation would; then free @p. */
+static void srdma_odp_pages_release(struct srdma_odp_pages *p)
+{
+	struct ib_umem_odp *odp = p->umem;
+
+	mutex_lock(&odp->umem_mutex);
+	srdma_odp_forget(p, ib_umem_start(odp), ib_umem_end(odp));
+	mutex_unlock(&odp->umem_mutex);
+	ib_umem_odp_release(odp);
+	kvfree(p);
 }
 
 void srdma_odp_release(struct srdma_mr *mr)
 {
-	struct ib_umem_odp *root = to_ib_umem_odp(mr->umem), *child;
+	struct ib_umem_odp *root = to_ib_umem_odp(mr->umem);
+	struct srdma_odp_pages *child;
 	unsigned long idx;
 
-	if (mr->odp_implicit) {
-		xa_for_each(&mr->odp_children, idx, child)
-			ib_umem_odp_release(child);
-		xa_destroy(&mr->odp_children);
-		mmdrop(root->umem.owning_mm);
+	if (!mr->odp_implicit) {
+		srdma_odp_pages_release(mr->odp_pages);
+		return;
 	}
+	xa_for_each(&mr->odp_children, idx, child)
+		srdma_odp_pages_release(child);
+	xa_destroy(&mr->odp_children);
+	mmdrop(root->umem.owning_mm);
 	ib_umem_odp_release(root);
 }
 

@@ -202,6 +202,28 @@ struct srdma_xrcd {
 };
 
 /**
+ * struct srdma_odp_pages - the pages of one ODP umem the transport may use
+ * @umem: an MR's umem, or a child of an implicit MR
+ * @mr: that MR
+ * @kva: per umem page (1 << @umem->page_shift bytes): its kernel address,
+ *	SRDMA_ODP_KVA_WRITE set when it may be written; 0 when not mapped.
+ *	Written under @umem->umem_mutex and @mr->odp_lock, read under either
+ *
+ * The core's own per-page state may be written before it is validated
+ * against invalidations (6.15 on): these entries are set only after.
+ *
+ * Lifetime: made with @umem (odp.c), freed after ib_umem_odp_release()
+ * of it, with the MR.
+ */
+struct srdma_odp_pages {
+	struct ib_umem_odp *umem;
+	struct srdma_mr *mr;
+	unsigned long kva[];
+};
+
+#define SRDMA_ODP_KVA_WRITE	BIT(0)
+
+/**
  * struct srdma_mr - a memory region
  * @ibmr: core MR; lkey == rkey
  * @umem: pinned user memory, NULL for a DMA or device memory MR
@@ -223,9 +245,11 @@ struct srdma_xrcd {
  * @odp: on-demand paging: @umem is an ib_umem_odp, @pages unused (odp.c)
  * @odp_implicit: ODP over the whole address space: @umem is the core's
  *	implicit root, and the pages are in @odp_children
- * @odp_children: implicit ODP: child umems by user address >>
- *	SRDMA_ODP_CHILD_SHIFT, made as the transport first needs them and
- *	freed with the MR
+ * @odp_pages: ODP, not implicit: the pages of @umem the transport uses
+ * @odp_children: implicit ODP: the srdma_odp_pages of child umems by
+ *	user address >> SRDMA_ODP_CHILD_SHIFT, made as the transport first
+ *	needs them and freed with the MR
+ * @odp_map_lock: ODP: one mapping of the MR's umems at a time (odp.c)
  * @odp_lock: ODP: held by copies and by the invalidation of pages
  * @odp_work: ODP: maps the range the transport wants, holding a ref
  * @odp_want_start: ODP: user address range waiting for @odp_work...
@@ -260,7 +284,9 @@ struct srdma_mr {
 	bool valid;
 	bool odp;
 	bool odp_implicit;
+	struct srdma_odp_pages *odp_pages;
 	struct xarray odp_children;
+	struct mutex odp_map_lock;	/* serialises ODP mappings */
 	spinlock_t odp_lock;
 	struct work_struct odp_work;
 	u64 odp_want_start;

@@ -191,7 +191,12 @@ vm_qemu_args() {
 	local kernel=$1 initrd=$2 outdir=$3 mem=$4 accel=${VM_ACCEL:-tcg}
 
 	# TCG by default: a KVM guest hangs on this machine (opt in with VM_ACCEL).
-	VM_QEMU_ARGS=(qemu-system-x86_64 -accel "$accel" -smp "${VM_SMP:-2}" -m "$mem"
+	local smp=${VM_SMP:-2}
+
+	# A socket per NUMA node: else the kernel warns of a shared cache
+	# across nodes.
+	[ "${VM_NUMA:-1}" != 2 ] || smp+=",sockets=2"
+	VM_QEMU_ARGS=(qemu-system-x86_64 -accel "$accel" -smp "$smp" -m "$mem"
 		-display none -monitor none -serial stdio -no-reboot
 		-nic none  # never a user-mode (slirp) NIC; vm-pair adds its link
 		-kernel "$kernel" -initrd "$initrd"
@@ -199,6 +204,23 @@ vm_qemu_args() {
 		-virtfs "local,path=${VM_ROOTFS:-/},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$VM_REPO_DIR,mount_tag=repo,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none,multidevs=remap")
+	# VM_NUMA=2: two NUMA nodes, half the memory and CPUs each (page
+	# migration between nodes: odp_churn).
+	if [ "${VM_NUMA:-1}" = 2 ]; then
+		local mib
+		smp=${VM_SMP:-2}
+		case $mem in
+		*G) mib=$((${mem%G} * 1024)) ;;
+		*M) mib=${mem%M} ;;
+		*) vm_die "VM_NUMA: memory '$mem' not in M or G" ;;
+		esac
+		[ "$smp" -ge 2 ] || vm_die "VM_NUMA=2 wants VM_SMP >= 2"
+		VM_QEMU_ARGS+=(
+			-object "memory-backend-ram,id=numa0,size=$((mib / 2))M"
+			-object "memory-backend-ram,id=numa1,size=$((mib - mib / 2))M"
+			-numa "node,nodeid=0,cpus=0-$((smp / 2 - 1)),memdev=numa0"
+			-numa "node,nodeid=1,cpus=$((smp / 2))-$((smp - 1)),memdev=numa1")
+	fi
 	# VM_SHARE: a writable host directory at the same path in the guest,
 	# shared by guests that run at once (run.sh's VM_QUEUE).
 	[ -z "${VM_SHARE:-}" ] || VM_QEMU_ARGS+=(

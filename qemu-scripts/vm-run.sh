@@ -22,6 +22,7 @@
 #   VM_ENV        names of host variables to pass to the guest ("FOO BAR")
 #   VM_APPEND     extra kernel command-line words
 #   VM_ACCEL      tcg (default) or kvm;  VM_SMP: guest CPUs (default 2)
+#   VM_NUMA       2: two NUMA nodes (default 1)
 #   VM_CPU        TCG CPU model (default max)
 #   VM_SHARE      a writable host directory the guest mounts at the same
 #                 path (guests that run at once share it)
