@@ -118,7 +118,7 @@ bool srdma_mr_check(const struct srdma_mr *mr, u64 iova, u64 len)
 
 /* One piece of a transfer: @n bytes at @va, in @page at @pg_off. */
 int srdma_xfer_piece(struct srdma_xfer *x, struct page *page,
-			    u32 pg_off, u8 *va, u32 n)
+		     u32 pg_off, u8 *va, u32 n)
 {
 	struct sk_buff *skb = x->skb;
 	u64 v;

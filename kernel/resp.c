@@ -2,25 +2,17 @@
 /*
  * RC, UC and XRC target responder: executes SEND, RDMA WRITE, RDMA READ
  * and atomic requests in PSN order and completes receive WQEs. RC and XRC
- * answer with ACKs, read responses, atomic ACKs and NAKs; UC answers
- * nothing and drops a message it cannot take whole. Runs in softirq
- * under qp->rq_lock.
+ * answer with ACKs, read responses, atomic ACKs and NAKs (answer.c); UC
+ * answers nothing and drops a message it cannot take whole. Runs in
+ * softirq under qp->rq_lock.
+ *
+ * A request's executor returns 0 when done, -EAGAIN when it cannot be
+ * taken now (RNR), -EBUSY when the queue of answers is full (dropped, the
+ * requester asks again) and -EPROTO when it was NAKed: the QP fails.
  */
 #include <rdma/restrack.h>
 
-#include "srdma.h"
-#include "proto/roce_psn.h"
-
-/* The queue of answers: reads and atomics, each with room for an ACK behind. */
-#define SRDMA_ANSWERS	(2 * SRDMA_MAX_RD_ATOMIC)
-
-/* What to do once the lock is dropped. */
-enum srdma_resp_after {
-	RESP_DONE,
-	RESP_QP_ERROR,
-};
-
-static void srdma_resp_read_work(struct work_struct *work);
+#include "resp.h"
 
 /* @gfp: srdma_gfp() of the QP's owner */
 int srdma_resp_init(struct srdma_qp *qp, gfp_t gfp)
@@ -95,69 +87,6 @@ int srdma_resp_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 	    rdma_nl_put_driver_u32(msg, "answers_queued", queued))
 		return -EMSGSIZE;
 	return 0;
-}
-
-static u8 srdma_ack_syndrome(void)
-{
-	/* Like rdma_rxe: no end-to-end credits. */
-	return roce_aeth_syn_ack(ROCE_AETH_CREDIT_INVALID);
-}
-
-static void srdma_resp_ack_send(struct srdma_qp *qp, u32 psn, u8 syndrome,
-				u32 msn)
-{
-	u8 opcode = ROCE_RC_ACK | srdma_qp_transport(qp);
-	const struct roce_opcode_info *info = roce_opcode_lookup(opcode);
-	struct roce_bth_fields bth = {
-		.opcode = opcode,
-		.pkey = ROCE_PKEY_DEFAULT,
-		.qpn = qp->attr.dest_qp_num,
-		.psn = psn,
-	};
-	struct sk_buff *skb;
-
-	if (!srdma_qp_reliable(qp))
-		return;		/* UC: no acknowledgements */
-	skb = srdma_pkt_alloc(qp, info->hdr_len, 0, true);
-	if (!skb)
-		return;
-	roce_bth_encode((struct roce_bth *)skb->data, &bth);
-	roce_aeth_encode((void *)(skb->data + info->off[ROCE_EXT_AETH]),
-			 syndrome, msn);
-	srdma_pkt_put_data(skb, NULL, 0, 0);
-	srdma_xmit(qp, skb);
-}
-
-/*
- * Responses leave in PSN order (IBA 9.7.5.1): while answers to earlier
- * reads wait in the queue, an ACK or a NAK that leaves the QP alive waits
- * behind them, or it would acknowledge PSNs whose read responses are yet
- * to come. Each such answer covers every PSN before its own, so one
- * waiting last is replaced by the newer one, and the slot that a read
- * leaves free behind itself (srdma_resp_queue_full()) is always there:
- * nothing overtakes a read response, and no answer is lost.
- */
-static void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
-{
-	struct srdma_rd *rd;
-
-	if (qp->rd_head == qp->rd_tail) {
-		srdma_resp_ack_send(qp, psn, syndrome, qp->msn);
-		return;
-	}
-	rd = &qp->rd[(qp->rd_head - 1) % SRDMA_ANSWERS];
-	if (!rd->ack) {
-		rd = &qp->rd[qp->rd_head++ % SRDMA_ANSWERS];
-	} else if (syndrome == srdma_ack_syndrome() &&
-		   rd->syndrome != syndrome && roce_psn_diff(psn, rd->psn) < 0) {
-		return;	/* a duplicate's ACK: the NAK waiting covers it */
-	}
-	*rd = (struct srdma_rd) {
-		.ack = true,
-		.syndrome = syndrome,
-		.psn = psn,
-		.msn = qp->msn,
-	};
 }
 
 /*
@@ -297,7 +226,7 @@ static int srdma_resp_send(struct srdma_qp *qp,
 			return -EAGAIN;
 		if (err) {
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_OP);
-			return RESP_QP_ERROR;
+			return -EPROTO;
 		}
 	}
 	err = srdma_pkt_to_sge(qp, pkt, qp->rwqe->sge, qp->rwqe->num_sge,
@@ -310,7 +239,7 @@ static int srdma_resp_send(struct srdma_qp *qp,
 		srdma_resp_nak(qp, err == -EACCES ? ROCE_NAK_REMOTE_OP :
 				   ROCE_NAK_INVALID_REQ);
 		qp->resp_event = SRDMA_NO_EVENT;	/* the CQE says it */
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	qp->recv_off += pkt->payload_len;
 	/* SEND with invalidate: the key dies before the completion. */
@@ -320,12 +249,12 @@ static int srdma_resp_send(struct srdma_qp *qp,
 		srdma_resp_cqe(qp, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 0, pkt);
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 		qp->resp_event = SRDMA_NO_EVENT;	/* the CQE says it */
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	if (flags & ROCE_F_LAST)
 		srdma_resp_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV, qp->recv_off,
 			       pkt);
-	return RESP_DONE;
+	return 0;
 }
 
 /*
@@ -335,8 +264,8 @@ static int srdma_resp_send(struct srdma_qp *qp,
  * each packet of a multi-packet write looks the key up again, so a
  * deregistration never waits on a peer that stopped mid-message.
  */
-static struct srdma_mr *srdma_resp_mr(struct srdma_qp *qp, u32 rkey, u64 va,
-				      u32 len, int access)
+struct srdma_mr *srdma_resp_mr(struct srdma_qp *qp, u32 rkey, u64 va,
+			       u32 len, int access)
 {
 	struct srdma_mr *mr;
 
@@ -370,13 +299,13 @@ static int srdma_resp_write(struct srdma_qp *qp,
 			return -EAGAIN;
 		if (err) {
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_OP);
-			return RESP_QP_ERROR;
+			return -EPROTO;
 		}
 	}
 	if (flags & ROCE_F_FIRST) {
 		if (roce_reth_len(reth) > SRDMA_MAX_MSG) {
 			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-			return RESP_QP_ERROR;
+			return -EPROTO;
 		}
 		qp->wr_len = roce_reth_len(reth);
 		qp->wr_left = qp->wr_len;
@@ -391,14 +320,14 @@ static int srdma_resp_write(struct srdma_qp *qp,
 
 			if (!mr) {
 				srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
-				return RESP_QP_ERROR;
+				return -EPROTO;
 			}
 			srdma_mr_put(mr);
 		}
 	}
 	if (n > qp->wr_left || ((flags & ROCE_F_LAST) && n != qp->wr_left)) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	/* A zero-length write touches no memory: no key check (IBA 9.4.4). */
 	if (qp->wr_len) {
@@ -408,7 +337,7 @@ static int srdma_resp_write(struct srdma_qp *qp,
 
 		if (!mr) {
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
-			return RESP_QP_ERROR;
+			return -EPROTO;
 		}
 		err = srdma_pkt_to_mr(mr, qp->wr_va, pkt);
 		srdma_mr_put(mr);
@@ -416,11 +345,11 @@ static int srdma_resp_write(struct srdma_qp *qp,
 			return -EAGAIN;	/* an ODP page being mapped: RNR */
 		if (err == -EACCES) {
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
-			return RESP_QP_ERROR;
+			return -EPROTO;
 		}
 		if (err) {	/* the skb is shorter than its headers say */
 			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-			return RESP_QP_ERROR;
+			return -EPROTO;
 		}
 		qp->wr_va += n;
 		qp->wr_left -= n;
@@ -428,11 +357,8 @@ static int srdma_resp_write(struct srdma_qp *qp,
 	if ((flags & ROCE_F_LAST) && imm)
 		srdma_resp_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
 			       qp->wr_len, pkt);
-	return RESP_DONE;
+	return 0;
 }
-
-/* Response packets sent per lock hold: receive softirqs run in between. */
-#define SRDMA_READ_BURST	8
 
 /*
  * Atomics are atomic with respect to each other, whichever QP or device
@@ -440,236 +366,9 @@ static int srdma_resp_write(struct srdma_qp *qp,
  */
 static DEFINE_SPINLOCK(srdma_atomic_lock);
 
-static void srdma_resp_atomic_ack(struct srdma_qp *qp, struct srdma_rd *rd)
-{
-	const struct roce_opcode_info *info =
-		roce_opcode_lookup(ROCE_RC_ATOMIC_ACK | srdma_qp_transport(qp));
-	struct roce_bth_fields bth = {
-		.opcode = ROCE_RC_ATOMIC_ACK | srdma_qp_transport(qp),
-		.pkey = ROCE_PKEY_DEFAULT,
-		.qpn = qp->attr.dest_qp_num,
-		.psn = rd->psn,
-	};
-	struct sk_buff *skb;
-
-	skb = srdma_pkt_alloc(qp, info->hdr_len, 0, true);
-	if (!skb)
-		return;		/* the requester asks again */
-	roce_bth_encode((struct roce_bth *)skb->data, &bth);
-	roce_aeth_encode((void *)(skb->data + info->off[ROCE_EXT_AETH]),
-			 srdma_ack_syndrome(), rd->msn);
-	roce_atmack_encode((void *)(skb->data + info->off[ROCE_EXT_ATMACK]),
-			   rd->orig);
-	srdma_pkt_put_data(skb, NULL, 0, 0);
-	srdma_xmit(qp, skb);
-	rd->sent = 1;
-}
-
-/*
- * Send up to SRDMA_READ_BURST response packets of the oldest queued read.
- * Return: true when that read is fully answered.
- */
-static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
-{
-	u32 mtu = qp->mtu;
-	u32 npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, mtu));
-	struct srdma_mr *mr = NULL;
-	u32 burst = 0;
-	int err;
-
-	if (rd->ack) {
-		srdma_resp_ack_send(qp, rd->psn, rd->syndrome, rd->msn);
-		return true;
-	}
-	if (rd->atomic) {
-		srdma_resp_atomic_ack(qp, rd);
-		return true;
-	}
-	if (rd->len) {
-		/* Looked up again: the MR may have gone since the request. */
-		qp->xrc_pd = rd->pd;
-		mr = srdma_resp_mr(qp, rd->rkey, rd->va, rd->len,
-				   IB_ACCESS_REMOTE_READ);
-		if (!mr)
-			return true;	/* the requester times out */
-	}
-	for (; rd->sent < npkts && burst < SRDMA_READ_BURST; burst++) {
-		u32 i = rd->sent;
-		u32 off = i * mtu;
-		u32 n = min(rd->len - off, mtu);
-		u8 opcode = (npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
-			     !i ? ROCE_RC_READ_RESP_FIRST :
-			     i == npkts - 1 ? ROCE_RC_READ_RESP_LAST :
-			     ROCE_RC_READ_RESP_MIDDLE) | srdma_qp_transport(qp);
-		const struct roce_opcode_info *info = roce_opcode_lookup(opcode);
-		u32 pad = -n & 3;
-		struct roce_bth_fields bth = {
-			.opcode = opcode,
-			.pad = pad,
-			.pkey = ROCE_PKEY_DEFAULT,
-			.qpn = qp->attr.dest_qp_num,
-			.psn = roce_psn_add(rd->psn, i),
-		};
-		struct srdma_pkt_src src = { .mr = mr, .off = rd->va + off };
-		struct sk_buff *skb;
-		u8 *hdr;
-
-		/*
-		 * Paced packet by packet, not burst by burst: at a low rate
-		 * a burst's wait alone could outlast the requester's ACK
-		 * timeout, which each response packet restarts.
-		 */
-		if (burst && !srdma_cc_may_send(qp))
-			break;
-
-		/*
-		 * Copied, not lent: the owner of the memory may write it while
-		 * the response is in flight, which must not break the ICRC.
-		 */
-		skb = srdma_pkt_alloc(qp, info->hdr_len, n, true);
-		if (!skb)
-			break;
-		hdr = skb->data;
-		roce_bth_encode((struct roce_bth *)hdr, &bth);
-		if (info->flags & ROCE_F_AETH)
-			roce_aeth_encode((void *)(hdr + info->off[ROCE_EXT_AETH]),
-					 srdma_ack_syndrome(), rd->msn);
-		err = srdma_pkt_put(skb, &src, n, pad);
-		if (err) {
-			kfree_skb(skb);
-			/*
-			 * Not for want of memory: an ODP page unmapped since
-			 * the request. Give the read up; the requester asks
-			 * again.
-			 */
-			if (err != -ENOMEM)
-				rd->sent = npkts;
-			break;
-		}
-		srdma_cc_sent(qp, skb->len);
-		srdma_xmit(qp, skb);
-		rd->sent++;
-	}
-	if (mr)
-		srdma_mr_put(mr);
-	return rd->sent >= npkts;
-}
-
-/*
- * Must read response @rd wait for the QP's rate? DCQCN paces what the QP
- * sends, requests and read responses alike: the peer's CNPs answer
- * marked responses too. ACKs and atomic responses go at once. When it
- * must, the pace timer queues the work again.
- */
-static bool srdma_resp_paced(struct srdma_qp *qp, const struct srdma_rd *rd)
-{
-	return rd->len && !rd->ack && !rd->atomic && !srdma_cc_may_send(qp);
-}
-
-/*
- * Read responses go out from process context, a burst per lock hold, so a
- * large read cannot flood the receive backlog of a local peer in one
- * softirq. (Small ones go at once: see srdma_resp_answer().)
- */
-static void srdma_resp_read_work(struct work_struct *work)
-{
-	struct srdma_qp *qp = container_of(work, struct srdma_qp, rd_work);
-
-	for (;;) {
-		enum ib_qp_state state;
-		struct srdma_rd *rd;
-		bool more;
-
-		spin_lock_bh(&qp->rq_lock);
-		state = READ_ONCE(qp->state);
-		/* Only a QP that takes requests answers them. */
-		if (qp->rd_head == qp->rd_tail ||
-		    (state != IB_QPS_RTR && state != IB_QPS_RTS &&
-		     state != IB_QPS_SQD && state != IB_QPS_SQE)) {
-			qp->rd_tail = qp->rd_head;
-			spin_unlock_bh(&qp->rq_lock);
-			return;
-		}
-		rd = &qp->rd[qp->rd_tail % SRDMA_ANSWERS];
-		if (srdma_resp_paced(qp, rd)) {
-			spin_unlock_bh(&qp->rq_lock);
-			return;
-		}
-		if (srdma_resp_read_burst(qp, rd))
-			qp->rd_tail++;
-		more = qp->rd_head != qp->rd_tail;
-		spin_unlock_bh(&qp->rq_lock);
-		if (!more)
-			return;
-		cond_resched();
-	}
-}
-
-/*
- * Send the answer @rd now if nothing is queued before it and it fits in
- * one burst (an atomic, a small read: no context switch on the latency
- * path), else queue it behind the reads in flight: responses leave in
- * PSN order. Called under rq_lock, like the work.
- */
-static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
-{
-	if (qp->rd_head - qp->rd_tail == 1 &&
-	    (rd->atomic || rd->len <= SRDMA_READ_BURST * qp->mtu) &&
-	    !srdma_resp_paced(qp, rd) && srdma_resp_read_burst(qp, rd)) {
-		qp->rd_tail++;
-		return;
-	}
-	queue_work(srdma_tx_wq, &qp->rd_work);
-}
-
-/*
- * No room for another read or atomic (a new request, or a duplicate
- * replayed) and the ACK or NAK that may have to wait behind it.
- */
-static bool srdma_resp_queue_full(const struct srdma_qp *qp)
-{
-	return qp->rd_head - qp->rd_tail > SRDMA_ANSWERS - 2;
-}
-
-/*
- * The entry to record a new read or atomic in, once there is room to
- * answer it and it has been executed: the entry is the newest held from
- * then on (srdma_resp_rd_held()), so it must not be taken for a request
- * that may still fail. Return: NULL when the queue of answers is full.
- */
-static struct srdma_rd *srdma_resp_hold(struct srdma_qp *qp)
-{
-	if (srdma_resp_queue_full(qp))
-		return NULL;
-	return &qp->held[qp->held_head++ % SRDMA_MAX_RD_ATOMIC];
-}
-
-/*
- * Queue the answer to held request @held, or to its part from PSN @psn
- * on, under the MSN it had. Return: RESP_DONE, or -EBUSY when the queue
- * is full.
- */
-static int srdma_resp_queue(struct srdma_qp *qp, const struct srdma_rd *held,
-			    u32 psn)
-{
-	u32 skip = roce_psn_diff(psn, held->psn) * qp->mtu;
-	struct srdma_rd *rd;
-
-	if (srdma_resp_queue_full(qp))
-		return -EBUSY;
-	rd = &qp->rd[qp->rd_head++ % SRDMA_ANSWERS];
-	*rd = *held;
-	rd->va += skip;
-	rd->len -= skip;
-	rd->psn = psn;
-	rd->sent = 0;
-	srdma_resp_answer(qp, rd);
-	return RESP_DONE;
-}
-
 /*
  * Queue the answer to a new read request.
- * Return: RESP_DONE, RESP_QP_ERROR after a NAK, -EAGAIN for an RNR NAK,
+ * Return: 0, -EPROTO after a NAK, -EAGAIN for an RNR NAK,
  * or -EBUSY when the queue of reads is full (the request is dropped and
  * will be retried).
  */
@@ -684,7 +383,7 @@ static int srdma_resp_read(struct srdma_qp *qp,
 
 	if (len > SRDMA_MAX_MSG) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	if (len) {
 		struct srdma_mr *mr = srdma_resp_mr(qp, roce_reth_rkey(reth),
@@ -693,7 +392,7 @@ static int srdma_resp_read(struct srdma_qp *qp,
 
 		if (!mr) {
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
-			return RESP_QP_ERROR;
+			return -EPROTO;
 		}
 		/* ODP: the pages in before the answer is queued. */
 		err = mr->odp ? srdma_odp_probe(mr, va, len, false) : 0;
@@ -702,7 +401,7 @@ static int srdma_resp_read(struct srdma_qp *qp,
 			return -EAGAIN;
 		if (err) {
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
-			return RESP_QP_ERROR;
+			return -EPROTO;
 		}
 	}
 	rd = srdma_resp_hold(qp);
@@ -720,75 +419,9 @@ static int srdma_resp_read(struct srdma_qp *qp,
 }
 
 /*
- * The reads and atomics this responder still holds as responder resources
- * (max_dest_rd_atomic of them, since it entered RTR), newest first: only
- * these are answered again when asked again.
- * Return: the @i-th newest (from 1), or NULL.
- */
-static struct srdma_rd *srdma_resp_rd_held(struct srdma_qp *qp, u32 i)
-{
-	u32 held = min_t(u32, qp->attr.max_dest_rd_atomic ?: 1,
-			 SRDMA_MAX_RD_ATOMIC);
-
-	if (i > held || i > qp->held_head - qp->held_start)
-		return NULL;
-	return &qp->held[(qp->held_head - i) % SRDMA_MAX_RD_ATOMIC];
-}
-
-/*
- * A duplicate read (the requester lost responses and asks again, IBA
- * 9.7.5.1.1) is answered again only if it repeats, in full or from one of
- * its packets on, a read this responder still holds: same key, and the
- * address and length of that packet on. Anything else is dropped without
- * a NAK: a NAK would carry the current PSN and kill the requester's work,
- * and a forged duplicate must buy no reads.
- * Return: 0, -ENOENT (not a held read), or -EBUSY (queue full).
- */
-static int srdma_resp_read_replay(struct srdma_qp *qp,
-				  const struct roce_pkt_info *pkt, u32 psn)
-{
-	const struct roce_reth *reth = roce_pkt_reth(pkt);
-	struct srdma_rd *rd;
-	u32 i, npkts;
-	u64 skip;
-
-	for (i = 1; (rd = srdma_resp_rd_held(qp, i)); i++) {
-		if (rd->atomic || rd->placed || rd->rkey != roce_reth_rkey(reth))
-			continue;
-		npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, qp->mtu));
-		if (roce_psn_before(psn, rd->psn) ||
-		    roce_psn_diff(psn, rd->psn) >= npkts)
-			continue;
-		skip = (u64)roce_psn_diff(psn, rd->psn) * qp->mtu;
-		if (roce_reth_va(reth) == rd->va + skip &&
-		    roce_reth_len(reth) == rd->len - skip)
-			return srdma_resp_queue(qp, rd, psn);
-	}
-	return -ENOENT;
-}
-
-/*
- * A duplicate atomic is not executed again: its saved result is sent
- * again, if this responder still holds it. So is a duplicate FLUSH or
- * ATOMIC WRITE (@placed) answered, never placed twice.
- * Return: 0, -ENOENT (not held), or -EBUSY (queue full).
- */
-static int srdma_resp_atomic_replay(struct srdma_qp *qp, u32 psn,
-				    bool placed)
-{
-	struct srdma_rd *rd;
-	u32 i;
-
-	for (i = 1; (rd = srdma_resp_rd_held(qp, i)); i++)
-		if ((placed ? rd->placed : rd->atomic) && rd->psn == psn)
-			return srdma_resp_queue(qp, rd, psn);
-	return -ENOENT;
-}
-
-/*
  * The outcome of an atomic's or ATOMIC WRITE's access to its MR (@err of
- * srdma_mr_xfer()). Return: RESP_DONE (0), -EAGAIN (an ODP page being
- * mapped: RNR), or RESP_QP_ERROR after the NAK the error calls for.
+ * srdma_mr_xfer()). Return: 0 (0), -EAGAIN (an ODP page being
+ * mapped: RNR), or -EPROTO after the NAK the error calls for.
  */
 static int srdma_resp_placed(struct srdma_qp *qp, int err)
 {
@@ -796,13 +429,13 @@ static int srdma_resp_placed(struct srdma_qp *qp, int err)
 		return err;
 	srdma_resp_nak(qp, err == -EACCES ? ROCE_NAK_REMOTE_ACCESS :
 			   ROCE_NAK_REMOTE_OP);
-	return RESP_QP_ERROR;
+	return -EPROTO;
 }
 
 /*
  * CMP_SWAP or FETCH_ADD on 8 aligned bytes of an MR with remote atomic
  * access; the value before goes back in an atomic ACK, and is kept for
- * a replay. Return: RESP_DONE, RESP_QP_ERROR after a NAK, or -EBUSY.
+ * a replay. Return: 0, -EPROTO after a NAK, or -EBUSY.
  */
 static int srdma_resp_atomic(struct srdma_qp *qp,
 			     const struct roce_pkt_info *pkt, u32 psn)
@@ -816,13 +449,13 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 
 	if (va & (sizeof(u64) - 1)) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	mr = srdma_resp_mr(qp, roce_atmeth_rkey(a), va, sizeof(u64),
 			   IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr) {
 		srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	if (srdma_resp_queue_full(qp)) {
 		srdma_mr_put(mr);
@@ -873,13 +506,13 @@ static int srdma_resp_atomic_write(struct srdma_qp *qp,
 	if (roce_reth_len(reth) != sizeof(u64) ||
 	    pkt->payload_len != sizeof(u64) || (va & (sizeof(u64) - 1))) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	mr = srdma_resp_mr(qp, roce_reth_rkey(reth), va, sizeof(u64),
 			   IB_ACCESS_REMOTE_WRITE);
 	if (!mr) {
 		srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	/* Under the atomics' lock: atomic with respect to them too. */
 	spin_lock(&srdma_atomic_lock);
@@ -911,7 +544,7 @@ static int srdma_resp_flush(struct srdma_qp *qp,
 	if (!type || (type & ~(ROCE_FLUSH_GLOBAL | ROCE_FLUSH_PERSISTENT)) ||
 	    level > ROCE_FLUSH_MR) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	if (level == ROCE_FLUSH_MR)	/* the RETH's range is ignored */
 		mr = (qp->attr.qp_access_flags & access) == access ?
@@ -923,18 +556,18 @@ static int srdma_resp_flush(struct srdma_qp *qp,
 				   access);
 	if (!mr) {
 		srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
-		return RESP_QP_ERROR;
+		return -EPROTO;
 	}
 	srdma_mr_put(mr);
 	/* the writes before it are visible before its response goes out */
 	smp_mb();
-	return RESP_DONE;
+	return 0;
 }
 
 /*
  * FLUSH or ATOMIC WRITE (IBA 1.5): placed, then answered with an empty
  * read response that is kept, like an atomic's result, for a duplicate.
- * Return: RESP_DONE, RESP_QP_ERROR after a NAK, -EAGAIN (RNR) or -EBUSY.
+ * Return: 0, -EPROTO after a NAK, -EAGAIN (RNR) or -EBUSY.
  */
 static int srdma_resp_place(struct srdma_qp *qp,
 			    const struct roce_pkt_info *pkt, u32 psn)
@@ -946,7 +579,7 @@ static int srdma_resp_place(struct srdma_qp *qp,
 		return -EBUSY;	/* before placing: a retry places once */
 	ret = pkt->info->flags & ROCE_F_FLUSH ? srdma_resp_flush(qp, pkt) :
 						srdma_resp_atomic_write(qp, pkt);
-	if (ret != RESP_DONE)
+	if (ret != 0)
 		return ret;
 	rd = srdma_resp_hold(qp);
 	*rd = (struct srdma_rd) {
@@ -1020,6 +653,38 @@ static bool srdma_resp_uc_seq(struct srdma_qp *qp,
 	return false;
 }
 
+/*
+ * Request @pkt at @psn was executed: the next PSN and MSN are expected,
+ * and a SEND or WRITE packet that asks for an ACK gets one. A read takes
+ * a PSN per response packet (one when empty); the read, atomic or
+ * placement is answered from the queue (answer.c), not here.
+ */
+static void srdma_resp_done(struct srdma_qp *qp,
+			    const struct roce_pkt_info *pkt, u32 psn)
+{
+	u32 flags = pkt->info->flags;
+
+	if (flags & ROCE_F_READ) {
+		u32 npkts = DIV_ROUND_UP(roce_reth_len(roce_pkt_reth(pkt)),
+					 qp->mtu);
+
+		qp->epsn = roce_psn_add(qp->epsn, max_t(u32, 1, npkts));
+		qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
+		return;
+	}
+	qp->epsn = roce_psn_next(qp->epsn);
+	if (!(flags & (ROCE_F_SEND | ROCE_F_WRITE))) {
+		qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
+		return;
+	}
+	qp->msg_open = (flags & ROCE_F_LAST) ? 0 :
+		       flags & (ROCE_F_SEND | ROCE_F_WRITE);
+	if (flags & ROCE_F_LAST)
+		qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
+	if (roce_bth_ackreq(pkt->bth))
+		srdma_resp_ack(qp, psn, srdma_ack_syndrome());
+}
+
 /**
  * srdma_resp_rx - a request packet for @qp
  * @qp: the responder's QP (RCU-protected by the caller)
@@ -1031,7 +696,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	u32 flags = pkt->info->flags;
 	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 	enum ib_qp_state state;
-	int ret = RESP_DONE;
+	int ret = 0;
 	int event;
 
 	spin_lock_bh(&qp->rq_lock);
@@ -1046,7 +711,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		qp->xsrq = srdma_xrc_resp_srq(qp, pkt);
 		if (!qp->xsrq) {
 			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-			ret = RESP_QP_ERROR;
+			ret = -EPROTO;
 			goto out;
 		}
 		qp->xrc_pd = qp->xsrq->ibsrq.pd;
@@ -1065,7 +730,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	    !!(flags & ROCE_F_FIRST) == !!qp->msg_open ||
 	    (qp->msg_open && !(flags & qp->msg_open))) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		ret = RESP_QP_ERROR;
+		ret = -EPROTO;
 		goto out;
 	}
 
@@ -1075,81 +740,51 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	     (!(flags & ROCE_F_LAST) &&
 	      pkt->payload_len != qp->mtu))) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		ret = RESP_QP_ERROR;
+		ret = -EPROTO;
 		goto out;
 	}
 
-	if (flags & ROCE_F_SEND) {
+	if (flags & ROCE_F_SEND)
 		ret = srdma_resp_send(qp, pkt);
-	} else if (flags & ROCE_F_WRITE) {
+	else if (flags & ROCE_F_WRITE)
 		ret = srdma_resp_write(qp, pkt);
-	} else if (flags & ROCE_F_READ) {
+	else if (flags & ROCE_F_READ)
 		ret = srdma_resp_read(qp, pkt, psn);
-		if (ret == -EAGAIN) {
+	else if (flags & ROCE_F_ATOMIC)
+		ret = srdma_resp_atomic(qp, pkt, psn);
+	else
+		ret = srdma_resp_place(qp, pkt, psn);
+
+	switch (ret) {
+	case 0:
+		srdma_resp_done(qp, pkt, psn);
+		break;
+	case -EAGAIN:
+		if (uc) {
+			/* No RNR NAK in UC: the message is lost. */
+			qp->msg_open = 0;
+			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NO_RECV);
+		} else {
 			srdma_resp_rnr(qp, psn);
-			ret = RESP_DONE;
-		} else if (ret == -EBUSY) {
-			/* dropped: asked again later */
-			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
-			ret = RESP_DONE;
-		} else if (ret == RESP_DONE) {
-			u32 npkts = DIV_ROUND_UP(roce_reth_len(roce_pkt_reth(pkt)),
-						 qp->mtu);
-
-			/* A zero-length read still takes one PSN. */
-			qp->epsn = roce_psn_add(qp->epsn, max_t(u32, 1, npkts));
-			qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
 		}
-		goto out;
-	} else {
-		ret = flags & ROCE_F_ATOMIC ? srdma_resp_atomic(qp, pkt, psn) :
-					      srdma_resp_place(qp, pkt, psn);
-		if (ret == -EAGAIN) {
-			srdma_resp_rnr(qp, psn);
-			ret = RESP_DONE;
-		} else if (ret == -EBUSY) {
-			/* dropped: asked again later */
-			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
-			ret = RESP_DONE;
-		} else if (ret == RESP_DONE) {
-			qp->epsn = roce_psn_next(qp->epsn);
-			qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
-		}
-		goto out;
+		ret = 0;
+		break;
+	case -EBUSY:
+		/* dropped: asked again later */
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
+		ret = 0;
+		break;
 	}
-
-	if (uc && ret == -EAGAIN) {
-		/* No RNR NAK in UC: the message is lost. */
-		qp->msg_open = 0;
-		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NO_RECV);
-		ret = RESP_DONE;
-		goto out;
-	}
-	if (ret == -EAGAIN) {
-		srdma_resp_rnr(qp, psn);
-		ret = RESP_DONE;
-		goto out;
-	}
-	if (ret != RESP_DONE)
-		goto out;
-
-	qp->msg_open = (flags & ROCE_F_LAST) ? 0 :
-		       flags & (ROCE_F_SEND | ROCE_F_WRITE);
-	qp->epsn = roce_psn_next(qp->epsn);
-	if (flags & ROCE_F_LAST)
-		qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
-	if (roce_bth_ackreq(pkt->bth))
-		srdma_resp_ack(qp, psn, srdma_ack_syndrome());
 out:
-	if (uc && ret == RESP_QP_ERROR) {
+	if (uc && ret == -EPROTO) {
 		/* Nobody to NAK: the message is lost, the QP lives on. */
 		qp->msg_open = 0;
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_BAD_REQUEST);
-		ret = RESP_DONE;
+		ret = 0;
 	}
 	qp->xsrq = NULL;	/* valid for this packet only */
 	event = qp->resp_event;
 	spin_unlock_bh(&qp->rq_lock);
-	if (ret == RESP_QP_ERROR)
+	if (ret == -EPROTO)
 		srdma_qp_error(qp, event);
 }

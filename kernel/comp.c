@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completer and retry of RC send queues: ACKs, NAKs and read responses
+ * complete WQEs in order; a timeout, a sequence NAK or an RNR NAK sends
+ * again from the oldest unacknowledged WQE (go-back-N).
+ *
+ * Everything here runs under qp->sq_lock, from receive (softirq) and
+ * from the QP timer.
+ */
+#include "req.h"
+
+/* RNR timer codes of the IB spec, in microseconds. */
+static const u32 srdma_rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static void srdma_req_cqe(struct srdma_qp *qp, u32 idx, u8 status)
+{
+	struct softrdma_send_wqe *w = srdma_wqe(qp, idx);
+	struct srdma_swqe *st = srdma_st(qp, idx);
+	struct softrdma_cqe cqe = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = srdma_wr_to_wc_opcode(w->opcode),
+		.byte_len = st->len,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	srdma_rd_done(qp, st);
+	/*
+	 * Free the slot before the completion is visible: a program that
+	 * posts again as soon as it polls the CQE must find room.
+	 */
+	srdma_ring_consume(&qp->sq);
+	if ((status || qp->sig_all || (w->send_flags & IB_SEND_SIGNALED)) &&
+	    srdma_cq_add(to_scq(qp->ibqp.send_cq), &cqe, false) > 0)
+		qp->sq_notify = true;	/* see srdma_req_unlock() */
+}
+
+/*
+ * Complete, in order, every WQE that is fully acknowledged (before
+ * @qp->una_psn, or a read with all its data).
+ * Return: true if a WQE completed in error: the QP must enter ERR.
+ */
+bool srdma_comp_progress(struct srdma_qp *qp)
+{
+	while (qp->sq.idx != qp->req_idx) {
+		struct softrdma_send_wqe *w = srdma_wqe(qp, qp->sq.idx);
+		struct srdma_swqe *st = srdma_st(qp, qp->sq.idx);
+
+		if (st->status) {
+			srdma_req_cqe(qp, qp->sq.idx, st->status);
+			return true;
+		}
+		/* A local WQE was executed in order: nothing to wait for. */
+		if (!st->local &&
+		    (srdma_wr_needs_resp(w->opcode) ? !st->read_done :
+		     !roce_psn_before(srdma_last_psn(st), qp->una_psn)))
+			break;
+		srdma_req_cqe(qp, qp->sq.idx, IB_WC_SUCCESS);
+	}
+	return false;
+}
+
+/*
+ * Fail the oldest WQE with @status. The window may have stopped it part
+ * sent: it counts as sent all the same, for completions go in order.
+ * Return: true, the QP must enter ERR.
+ */
+static bool srdma_req_fail_oldest(struct srdma_qp *qp, u8 status)
+{
+	srdma_st(qp, qp->sq.idx)->status = status;
+	if (qp->sq.idx == qp->req_idx) {
+		qp->req_idx++;
+		qp->req_off = 0;
+	}
+	return srdma_comp_progress(qp);
+}
+
+/* Nothing sent that is not answered: no WQE for a NAK to fail. */
+static bool srdma_req_none_sent(const struct srdma_qp *qp)
+{
+	return qp->sq.idx == qp->req_idx && !qp->req_off;
+}
+
+/*
+ * Go back to the oldest unacknowledged PSN (go-back-N): a send or write
+ * resumes with the packet at qp->una_psn, a read is asked again for the
+ * responses not yet placed (a new request for the rest, IBA 9.7.5.1.1).
+ * Later WQEs start over.
+ */
+static void srdma_req_rewind(struct srdma_qp *qp)
+{
+	u32 mtu = qp->mtu;
+	struct srdma_swqe *st;
+	u32 i, psn;
+
+	if (srdma_req_none_sent(qp))
+		return;
+	for (i = qp->sq.idx + 1; i != qp->fetched; i++)
+		srdma_st(qp, i)->read_off = 0;
+	/* Nothing before req_idx any more: every answer is asked again. */
+	for (i = qp->sq.idx; i != qp->fetched; i++)
+		srdma_st(qp, i)->rd_out = false;
+	qp->rd_out = 0;
+	st = srdma_st(qp, qp->sq.idx);
+	qp->req_idx = qp->sq.idx;
+	if (srdma_wqe(qp, qp->sq.idx)->opcode == IB_UVERBS_WR_RDMA_READ) {
+		qp->req_off = st->read_off;	/* whole packets: MTUs */
+		psn = roce_psn_add(st->first_psn, st->read_off / mtu);
+	} else if (!roce_psn_before(qp->una_psn, st->first_psn) &&
+		   roce_psn_diff(qp->una_psn, st->first_psn) < st->npkts) {
+		qp->req_off = roce_psn_diff(qp->una_psn, st->first_psn) * mtu;
+		psn = qp->una_psn;
+	} else {
+		qp->req_off = 0;
+		psn = st->first_psn;
+	}
+	qp->req_psn = psn;
+	qp->una_psn = psn;
+}
+
+void srdma_timer_fn(struct timer_list *t)
+{
+	struct srdma_qp *qp = timer_container_of(qp, t, timer);
+	bool fail = false;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->dying || READ_ONCE(qp->state) != IB_QPS_RTS)
+		goto out;
+	if (!srdma_sq_order_ok(qp)) {
+		fail = true;
+		goto out;
+	}
+	if (qp->rnr_wait) {
+		qp->rnr_wait = false;
+	} else if (srdma_req_waiting(qp)) {
+		unsigned long due = qp->ack_stamp + srdma_ack_timeout(qp);
+
+		/* Progress since the timer was set: wait out the rest. */
+		if (time_before(jiffies, due)) {
+			if (!qp->dying)
+				mod_timer(&qp->timer, due);
+			goto out;
+		}
+		if (!qp->retry_left) {
+			fail = srdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
+			goto out;
+		}
+		qp->retry_left--;
+		srdma_count(qp_sdev(qp), SRDMA_CNT_RETRY_TIMEOUTS);
+		/* Lost, or queued: resend the first alone, and slower. */
+		roce_cwnd_timeout(&qp->cwnd,
+				  roce_psn_diff(qp->req_psn, qp->una_psn));
+		srdma_cc_loss(qp);
+		srdma_req_rewind(qp);
+	}
+	fail = __srdma_req_run(qp);
+out:
+	srdma_req_unlock(qp, fail);
+}
+
+/*
+ * After a rewind an ACK may cover packets sent before it, which were only
+ * late: move the requester past them to @psn rather than send them again.
+ * It stops at a WQE that needs an answer (read, atomic, placement), or a
+ * local one not executed yet: those are done again all the same.
+ */
+static void srdma_req_forward(struct srdma_qp *qp, u32 psn)
+{
+	while (roce_psn_before(qp->req_psn, psn) &&
+	       qp->req_idx != qp->fetched) {
+		struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req_idx);
+		struct srdma_swqe *st = srdma_st(qp, qp->req_idx);
+		u32 end = roce_psn_add(st->first_psn, st->npkts);
+
+		if (st->status || (st->local && !st->local_done))
+			break;
+		if (st->local) {
+			qp->req_idx++;
+			continue;
+		}
+		/* first_psn is from its last transmission: still ours? */
+		if (srdma_wr_needs_resp(w->opcode) ||
+		    roce_psn_diff(qp->req_psn, st->first_psn) * qp->mtu !=
+		    qp->req_off)
+			break;
+		if (roce_psn_before(psn, end)) {
+			qp->req_off = roce_psn_diff(psn, st->first_psn) * qp->mtu;
+			qp->req_psn = psn;
+			break;
+		}
+		qp->req_psn = end;
+		qp->req_idx++;
+		qp->req_off = 0;
+	}
+}
+
+/* Acknowledge everything before @psn if it lies in the window. */
+static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
+{
+	if (roce_psn_before(psn, qp->una_psn) ||
+	    roce_psn_after(psn, qp->sent_psn)) {
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+		return false;
+	}
+	if (roce_psn_after(psn, qp->req_psn)) {
+		srdma_req_forward(qp, psn);
+		if (roce_psn_after(psn, qp->req_psn))
+			psn = qp->req_psn;
+	}
+	roce_cwnd_ack(&qp->cwnd, roce_psn_diff(psn, qp->una_psn),
+		      SRDMA_WINDOW);
+	qp->una_psn = psn;
+	return true;
+}
+
+static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
+{
+	u8 value = roce_aeth_syn_value(syndrome);
+	u8 status;
+
+	switch (roce_aeth_syn_type(syndrome)) {
+	case ROCE_AETH_ACK:
+		if (!srdma_comp_ack_upto(qp, roce_psn_next(psn)))
+			return false;
+		qp->retry_left = qp->attr.retry_cnt;
+		qp->rnr_left = qp->attr.rnr_retry;
+		qp->ack_stamp = jiffies;
+		if (srdma_comp_progress(qp))
+			return true;
+		return __srdma_req_run(qp);
+	case ROCE_AETH_RNR_NAK:
+		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_RCVD);
+		if (!srdma_comp_ack_upto(qp, psn))
+			return false;
+		if (srdma_comp_progress(qp))
+			return true;
+		if (srdma_req_none_sent(qp))
+			return false;
+		if (!qp->rnr_left)
+			return srdma_req_fail_oldest(qp,
+						     IB_WC_RNR_RETRY_EXC_ERR);
+		if (qp->rnr_left != 7)	/* 7: retry forever */
+			qp->rnr_left--;
+		srdma_req_rewind(qp);
+		qp->rnr_wait = true;
+		srdma_arm_timer(qp, usecs_to_jiffies(srdma_rnr_us[value]) ?: 1);
+		return false;
+	case ROCE_AETH_NAK:
+		if (!srdma_comp_ack_upto(qp, psn))
+			return false;
+		if (srdma_comp_progress(qp))
+			return true;
+		switch (value) {
+		case ROCE_NAK_PSN_SEQ_ERR:
+			srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_RCVD);
+			roce_cwnd_nak(&qp->cwnd);
+			srdma_req_rewind(qp);
+			return __srdma_req_run(qp);
+		case ROCE_NAK_REMOTE_ACCESS:
+			status = IB_WC_REM_ACCESS_ERR;
+			break;
+		case ROCE_NAK_REMOTE_OP:
+			status = IB_WC_REM_OP_ERR;
+			break;
+		default:
+			status = IB_WC_REM_INV_REQ_ERR;
+			break;
+		}
+		if (srdma_req_none_sent(qp))
+			return false;
+		return srdma_req_fail_oldest(qp, status);
+	default:
+		return false;
+	}
+}
+
+/*
+ * An atomic's original value into its 8-byte local buffer.
+ * Return: false if an ODP page of it is being mapped: the ACK is dropped
+ * and the atomic asked again (the responder replays, not re-executes).
+ */
+static bool srdma_comp_atomic(struct srdma_qp *qp,
+			      const struct roce_pkt_info *pkt,
+			      const struct softrdma_send_wqe *w,
+			      struct srdma_swqe *st)
+{
+	u64 orig = roce_atmack_orig(roce_pkt_atmack(pkt));	/* host order */
+	struct srdma_xfer x = { .op = SRDMA_FROM_BUF, .buf = (u8 *)&orig };
+	int err;
+
+	err = srdma_sge_xfer(qp, w->sge, w->num_sge, 0, sizeof(orig), &x);
+	if (err == -EAGAIN)
+		return false;
+	if (err)
+		st->status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
+					      IB_WC_LOC_LEN_ERR;
+	st->read_done = true;
+	srdma_rd_done(qp, st);
+	return true;
+}
+
+/*
+ * A read response or an atomic ACK: the data, in PSN order, of the oldest
+ * WQE that waits for a response.
+ */
+static bool srdma_comp_resp(struct srdma_qp *qp,
+			    const struct roce_pkt_info *pkt, u32 psn)
+{
+	u32 mtu = qp->mtu;
+	struct softrdma_send_wqe *w;
+	struct srdma_swqe *st;
+	u32 i, expect;
+	int err;
+
+	/*
+	 * Responses come in PSN order: the one taken is the next of the
+	 * oldest unfinished read. A later one means some went missing (an
+	 * implied NAK): ask again at once, once per gap; the timer covers
+	 * the rest.
+	 */
+	for (i = qp->sq.idx; i != qp->req_idx; i++) {
+		st = srdma_st(qp, i);
+		w = srdma_wqe(qp, i);
+		if (srdma_wr_needs_resp(w->opcode) && !st->read_done)
+			break;
+	}
+	if (i == qp->req_idx)
+		goto drop;
+	expect = roce_psn_add(st->first_psn, st->read_off / mtu);
+	if (psn != expect) {
+		if (roce_psn_after(psn, expect) &&
+		    roce_psn_before(psn, qp->req_psn) && !qp->read_gap) {
+			qp->read_gap = true;
+			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+			srdma_req_rewind(qp);
+			return __srdma_req_run(qp);
+		}
+		goto drop;	/* a duplicate, or the rest of a gap */
+	}
+	if (!!(pkt->info->flags & ROCE_F_ATOMIC) != srdma_wr_atomic(w->opcode))
+		goto drop;	/* not the response this WQE waits for */
+	/* Whole MTUs but in the last: read_off counts packets. */
+	if (pkt->payload_len > st->len - st->read_off ||
+	    pkt->payload_len > mtu ||
+	    (!(pkt->info->flags & ROCE_F_LAST) && pkt->payload_len != mtu))
+		goto drop;
+	qp->read_gap = false;
+	/* A response implies every request before the read arrived. */
+	if (roce_psn_before(qp->una_psn, st->first_psn))
+		srdma_comp_ack_upto(qp, st->first_psn);
+
+	if (pkt->info->flags & ROCE_F_ATOMIC) {
+		if (!srdma_comp_atomic(qp, pkt, w, st))
+			goto unmapped;
+		srdma_comp_ack_upto(qp, roce_psn_next(psn));
+		goto done;
+	}
+	if (srdma_wr_placement(w->opcode)) {
+		/* An empty response in one packet: the data is placed. */
+		if (pkt->payload_len || !(pkt->info->flags & ROCE_F_LAST))
+			st->status = IB_WC_BAD_RESP_ERR;
+		else if (w->opcode == SOFTRDMA_WR_FLUSH)
+			qp->rxe_flush_icrc = qp->flush_icrc_sent;
+		st->read_done = true;
+		srdma_rd_done(qp, st);
+		srdma_comp_ack_upto(qp, roce_psn_next(psn));
+		goto done;
+	}
+	err = srdma_pkt_to_sge(qp, pkt, w->sge, w->num_sge, st->read_off);
+	if (err == -EAGAIN)
+		goto unmapped;
+	if (err) {
+		st->status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
+					      IB_WC_LOC_LEN_ERR;
+	} else {
+		st->read_off += pkt->payload_len;
+		if (pkt->info->flags & ROCE_F_LAST) {
+			if (st->read_off != st->len)
+				st->status = IB_WC_BAD_RESP_ERR;
+			st->read_done = true;
+			srdma_rd_done(qp, st);
+			srdma_comp_ack_upto(qp, roce_psn_next(psn));
+		}
+	}
+done:
+	if (srdma_comp_progress(qp))
+		return true;
+	/* Only a whole read resets the retries; any response is progress. */
+	if (st->read_done)
+		qp->retry_left = qp->attr.retry_cnt;
+	qp->ack_stamp = jiffies;
+	return __srdma_req_run(qp);
+drop:
+	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+	return false;
+unmapped:
+	/* An ODP page is being mapped: the response is asked for again. */
+	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
+	return false;
+}
+
+/**
+ * srdma_comp_rx - a response (ACK, NAK, read response, atomic ACK) for @qp
+ * @qp: the requester's QP (RCU-protected by the caller)
+ * @pkt: the parsed packet
+ */
+void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
+{
+	u32 psn = roce_bth_psn(pkt->bth);
+	const struct roce_aeth *aeth = roce_pkt_aeth(pkt);
+	bool fail = false;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (READ_ONCE(qp->state) != IB_QPS_RTS &&
+	    READ_ONCE(qp->state) != IB_QPS_SQD) {
+		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_QP_STATE);
+		goto out;
+	}
+	if (!srdma_sq_order_ok(qp)) {
+		fail = true;
+		goto out;
+	}
+
+	if (pkt->info->flags & (ROCE_F_READ | ROCE_F_ATOMIC)) {
+		/* A NAK can only come as a plain ACK packet. */
+		fail = srdma_comp_resp(qp, pkt, psn);
+	} else if (aeth && (pkt->info->flags & ROCE_F_ACK)) {
+		fail = srdma_comp_aeth(qp, psn, roce_aeth_syndrome(aeth));
+	}
+out:
+	srdma_req_unlock(qp, fail);
+}
