@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The device's limits and parameters: what query_device and query_port
+ * report and what the verbs enforce.
+ */
+#ifndef SRDMA_PARAMS_H
+#define SRDMA_PARAMS_H
+
+#include <rdma/ib_verbs.h>
+
+#define SRDMA_DRV_NAME		"softrdma"
+#define SRDMA_PORT		1	/* one port per device, as on a NIC port */
+#define SRDMA_ROCE_UDP_PORT	4791	/* IANA port of RoCEv2 */
+
+/*
+ * Device limits reported by query_device. The counts of PDs, MRs, CQs,
+ * QPs, AHs, SRQs and MWs hold exactly, per device, kernel consumers'
+ * objects included, and are small enough for a test to reach each in a
+ * slow guest (obj_limits.c). Memory is not what they bound: the memory
+ * cgroup of the user who makes an object is charged for its queues.
+ */
+#define SRDMA_MAX_PD		0x10000
+#define SRDMA_MAX_MR		0x4000
+#define SRDMA_MAX_MR_SIZE	BIT_ULL(40)
+#define SRDMA_MAX_CQ		0x2000
+#define SRDMA_MAX_CQE		0x8000
+#define SRDMA_MAX_QP		0x1000
+#define SRDMA_MAX_AH		0x1000
+#define SRDMA_MAX_SRQ		0x1000
+#define SRDMA_MAX_MW		0x1000
+#define SRDMA_MAX_DM		256	/* of SOFTRDMA_MAX_DM_SIZE: 64 MiB */
+#define SRDMA_MAX_MCAST_GRP	256
+#define SRDMA_MAX_MCAST_QP_ATTACH 64	/* QPs per group */
+#define SRDMA_MIN_QPN		16	/* below: reserved (QP0, QP1, ...) */
+#define SRDMA_MAX_QPN		0xffffff
+#define SRDMA_MAX_QP_WR		0x4000
+#define SRDMA_MAX_SGE		32
+#define SRDMA_MAX_INLINE	512
+#define SRDMA_MAX_RD_ATOMIC	128
+#define SRDMA_MAX_MSG		BIT(30)		/* max_msg_sz: a make check test moves it */
+#define SRDMA_GID_TBL_LEN	128	/* room for many IPv4/IPv6 addresses */
+#define SRDMA_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
+				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND | \
+				 IB_ACCESS_ON_DEMAND | \
+				 SRDMA_ACCESS_FLUSH)
+/* What a memory window may grant. */
+#define SRDMA_MW_ACCESS		(IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * Worst-case RoCEv2 overhead the payload MTU must leave room for:
+ * IPv6 (40) + UDP (8) + BTH (12) + AtomicETH (28) + ICRC (4).
+ */
+#define SRDMA_MAX_HDR_BYTES	92
+
+#endif /* SRDMA_PARAMS_H */
