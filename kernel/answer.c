@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The responder's answers: ACKs and NAKs, read responses and atomic ACKs
- * leave in PSN order from one queue (qp->rd), small ones at once and
+ * leave in PSN order from one queue (qp->resp.rd), small ones at once and
  * large reads from a work item a burst at a time. The reads and atomics
- * executed are held (qp->held) as the responder resources a duplicate
+ * executed are held (qp->resp.held) as the responder resources a duplicate
  * request is answered from, never executed twice.
  *
  * Runs under qp->rq_lock, in softirq (resp.c) or the work item.
@@ -48,13 +48,14 @@ void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 {
 	struct srdma_rd *rd;
 
-	if (qp->rd_head == qp->rd_tail) {
-		srdma_resp_ack_send(qp, psn, syndrome, qp->msn);
+	lockdep_assert_held(&qp->rq_lock);
+	if (qp->resp.rd_head == qp->resp.rd_tail) {
+		srdma_resp_ack_send(qp, psn, syndrome, qp->resp.msn);
 		return;
 	}
-	rd = &qp->rd[(qp->rd_head - 1) % SRDMA_ANSWERS];
+	rd = &qp->resp.rd[(qp->resp.rd_head - 1) % SRDMA_ANSWERS];
 	if (!rd->ack) {
-		rd = &qp->rd[qp->rd_head++ % SRDMA_ANSWERS];
+		rd = &qp->resp.rd[qp->resp.rd_head++ % SRDMA_ANSWERS];
 	} else if (syndrome == srdma_ack_syndrome() &&
 		   rd->syndrome != syndrome && roce_psn_diff(psn, rd->psn) < 0) {
 		return;	/* a duplicate's ACK: the NAK waiting covers it */
@@ -63,7 +64,7 @@ void srdma_resp_ack(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		.ack = true,
 		.syndrome = syndrome,
 		.psn = psn,
-		.msn = qp->msn,
+		.msn = qp->resp.msn,
 	};
 }
 
@@ -107,6 +108,7 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 	u32 burst = 0;
 	int err;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (rd->ack) {
 		srdma_resp_ack_send(qp, rd->psn, rd->syndrome, rd->msn);
 		return true;
@@ -117,7 +119,7 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 	}
 	if (rd->len) {
 		/* Looked up again: the MR may have gone since the request. */
-		qp->xrc_pd = rd->pd;
+		qp->resp.xrc_pd = rd->pd;
 		mr = srdma_resp_mr(qp, rd->rkey, rd->va, rd->len,
 				   IB_ACCESS_REMOTE_READ);
 		if (!mr)
@@ -203,7 +205,7 @@ static bool srdma_resp_paced(struct srdma_qp *qp, const struct srdma_rd *rd)
  */
 void srdma_resp_read_work(struct work_struct *work)
 {
-	struct srdma_qp *qp = container_of(work, struct srdma_qp, rd_work);
+	struct srdma_qp *qp = container_of(work, struct srdma_qp, resp.rd_work);
 
 	for (;;) {
 		enum ib_qp_state state;
@@ -213,21 +215,21 @@ void srdma_resp_read_work(struct work_struct *work)
 		spin_lock_bh(&qp->rq_lock);
 		state = READ_ONCE(qp->state);
 		/* Only a QP that takes requests answers them. */
-		if (qp->rd_head == qp->rd_tail ||
+		if (qp->resp.rd_head == qp->resp.rd_tail ||
 		    (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 		     state != IB_QPS_SQD && state != IB_QPS_SQE)) {
-			qp->rd_tail = qp->rd_head;
+			qp->resp.rd_tail = qp->resp.rd_head;
 			spin_unlock_bh(&qp->rq_lock);
 			return;
 		}
-		rd = &qp->rd[qp->rd_tail % SRDMA_ANSWERS];
+		rd = &qp->resp.rd[qp->resp.rd_tail % SRDMA_ANSWERS];
 		if (srdma_resp_paced(qp, rd)) {
 			spin_unlock_bh(&qp->rq_lock);
 			return;
 		}
 		if (srdma_resp_read_burst(qp, rd))
-			qp->rd_tail++;
-		more = qp->rd_head != qp->rd_tail;
+			qp->resp.rd_tail++;
+		more = qp->resp.rd_head != qp->resp.rd_tail;
 		spin_unlock_bh(&qp->rq_lock);
 		if (!more)
 			return;
@@ -243,13 +245,14 @@ void srdma_resp_read_work(struct work_struct *work)
  */
 static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
 {
-	if (qp->rd_head - qp->rd_tail == 1 &&
+	lockdep_assert_held(&qp->rq_lock);
+	if (qp->resp.rd_head - qp->resp.rd_tail == 1 &&
 	    (rd->atomic || rd->len <= SRDMA_READ_BURST * qp->mtu) &&
 	    !srdma_resp_paced(qp, rd) && srdma_resp_read_burst(qp, rd)) {
-		qp->rd_tail++;
+		qp->resp.rd_tail++;
 		return;
 	}
-	queue_work(srdma_tx_wq, &qp->rd_work);
+	queue_work(srdma_tx_wq, &qp->resp.rd_work);
 }
 
 /*
@@ -258,7 +261,7 @@ static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
  */
 bool srdma_resp_queue_full(const struct srdma_qp *qp)
 {
-	return qp->rd_head - qp->rd_tail > SRDMA_ANSWERS - 2;
+	return qp->resp.rd_head - qp->resp.rd_tail > SRDMA_ANSWERS - 2;
 }
 
 /*
@@ -269,9 +272,10 @@ bool srdma_resp_queue_full(const struct srdma_qp *qp)
  */
 struct srdma_rd *srdma_resp_hold(struct srdma_qp *qp)
 {
+	lockdep_assert_held(&qp->rq_lock);
 	if (srdma_resp_queue_full(qp))
 		return NULL;
-	return &qp->held[qp->held_head++ % SRDMA_MAX_RD_ATOMIC];
+	return &qp->resp.held[qp->resp.held_head++ % SRDMA_MAX_RD_ATOMIC];
 }
 
 /*
@@ -285,9 +289,10 @@ int srdma_resp_queue(struct srdma_qp *qp, const struct srdma_rd *held,
 	u32 skip = roce_psn_diff(psn, held->psn) * qp->mtu;
 	struct srdma_rd *rd;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (srdma_resp_queue_full(qp))
 		return -EBUSY;
-	rd = &qp->rd[qp->rd_head++ % SRDMA_ANSWERS];
+	rd = &qp->resp.rd[qp->resp.rd_head++ % SRDMA_ANSWERS];
 	*rd = *held;
 	rd->va += skip;
 	rd->len -= skip;
@@ -308,9 +313,9 @@ static struct srdma_rd *srdma_resp_rd_held(struct srdma_qp *qp, u32 i)
 	u32 held = min_t(u32, qp->attr.max_dest_rd_atomic ?: 1,
 			 SRDMA_MAX_RD_ATOMIC);
 
-	if (i > held || i > qp->held_head - qp->held_start)
+	if (i > held || i > qp->resp.held_head - qp->resp.held_start)
 		return NULL;
-	return &qp->held[(qp->held_head - i) % SRDMA_MAX_RD_ATOMIC];
+	return &qp->resp.held[(qp->resp.held_head - i) % SRDMA_MAX_RD_ATOMIC];
 }
 
 /*
@@ -330,6 +335,7 @@ int srdma_resp_read_replay(struct srdma_qp *qp,
 	u32 i, npkts;
 	u64 skip;
 
+	lockdep_assert_held(&qp->rq_lock);
 	for (i = 1; (rd = srdma_resp_rd_held(qp, i)); i++) {
 		if (rd->atomic || rd->placed || rd->rkey != roce_reth_rkey(reth))
 			continue;
@@ -357,6 +363,7 @@ int srdma_resp_atomic_replay(struct srdma_qp *qp, u32 psn,
 	struct srdma_rd *rd;
 	u32 i;
 
+	lockdep_assert_held(&qp->rq_lock);
 	for (i = 1; (rd = srdma_resp_rd_held(qp, i)); i++)
 		if ((placed ? rd->placed : rd->atomic) && rd->psn == psn)
 			return srdma_resp_queue(qp, rd, psn);

@@ -175,9 +175,9 @@ void srdma_cc_ce_rx(struct srdma_qp *qp)
 	if (!READ_ONCE(srdma_ecn) || srdma_qp_is_ud(qp))
 		return;
 	now = ktime_get_ns();
-	if (time_before64(now, READ_ONCE(qp->cnp_next)))
+	if (time_before64(now, READ_ONCE(qp->cc.cnp_next)))
 		return;
-	WRITE_ONCE(qp->cnp_next,
+	WRITE_ONCE(qp->cc.cnp_next,
 		   now + (u64)READ_ONCE(srdma_cnp_interval_us) * NSEC_PER_USEC);
 	/*
 	 * As the responder's ACKs: under rq_lock in a state that sends, the
@@ -199,7 +199,7 @@ void srdma_cc_cnp_rx(struct srdma_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	srdma_cc_loss(qp);
 	if (srdma_qp_reliable(qp))
-		roce_cwnd_ecn(&qp->cwnd);
+		roce_cwnd_ecn(&qp->req.cwnd);
 	spin_unlock_bh(&qp->sq_lock);
 }
 
@@ -216,9 +216,9 @@ void srdma_cc_loss(struct srdma_qp *qp)
 	if (!READ_ONCE(srdma_dcqcn))
 		return;
 	srdma_cc_params(qp_sdev(qp), &p);
-	spin_lock(&qp->cc_lock);
-	cut = dcqcn_cnp(&qp->dcqcn, &p, ktime_get_ns());
-	spin_unlock(&qp->cc_lock);
+	spin_lock(&qp->cc.lock);
+	cut = dcqcn_cnp(&qp->cc.dcqcn, &p, ktime_get_ns());
+	spin_unlock(&qp->cc.lock);
 	if (cut)
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RP_RATE_CUTS);
 }
@@ -229,11 +229,11 @@ void srdma_cc_loss(struct srdma_qp *qp)
  */
 static enum hrtimer_restart srdma_cc_pace_fn(struct hrtimer *timer)
 {
-	struct srdma_qp *qp = container_of(timer, struct srdma_qp, pace_timer);
+	struct srdma_qp *qp = container_of(timer, struct srdma_qp, cc.pace_timer);
 
-	queue_work(srdma_tx_wq, &qp->req_work);
-	if (READ_ONCE(qp->rd_head) != READ_ONCE(qp->rd_tail))
-		queue_work(srdma_tx_wq, &qp->rd_work);
+	queue_work(srdma_tx_wq, &qp->req.work);
+	if (READ_ONCE(qp->resp.rd_head) != READ_ONCE(qp->resp.rd_tail))
+		queue_work(srdma_tx_wq, &qp->resp.rd_work);
 	return HRTIMER_NORESTART;
 }
 
@@ -243,9 +243,9 @@ void srdma_cc_qp_start(struct srdma_qp *qp)
 	struct dcqcn_params p;
 
 	srdma_cc_params(qp_sdev(qp), &p);
-	spin_lock(&qp->cc_lock);
-	dcqcn_init(&qp->dcqcn, &p);
-	spin_unlock(&qp->cc_lock);
+	spin_lock(&qp->cc.lock);
+	dcqcn_init(&qp->cc.dcqcn, &p);
+	spin_unlock(&qp->cc.lock);
 }
 
 /*
@@ -256,10 +256,10 @@ void srdma_cc_qp_init(struct srdma_qp *qp)
 {
 	struct dcqcn_params p;
 
-	srdma_hrtimer_setup(&qp->pace_timer, srdma_cc_pace_fn,
+	srdma_hrtimer_setup(&qp->cc.pace_timer, srdma_cc_pace_fn,
 			    CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	srdma_cc_params(qp_sdev(qp), &p);
-	dcqcn_init(&qp->dcqcn, &p);
+	dcqcn_init(&qp->cc.dcqcn, &p);
 }
 
 /*
@@ -274,20 +274,20 @@ bool srdma_cc_may_send(struct srdma_qp *qp)
 	bool ok = true;
 	u64 now, wait;
 
-	if (likely(!READ_ONCE(qp->dcqcn.limited)))
+	if (likely(!READ_ONCE(qp->cc.dcqcn.limited)))
 		return true;
 	srdma_cc_params(qp_sdev(qp), &p);
-	spin_lock(&qp->cc_lock);
+	spin_lock(&qp->cc.lock);
 	now = ktime_get_ns();
-	dcqcn_advance(&qp->dcqcn, &p, now);
-	wait = dcqcn_wait(&qp->dcqcn, now);
+	dcqcn_advance(&qp->cc.dcqcn, &p, now);
+	wait = dcqcn_wait(&qp->cc.dcqcn, now);
 	if (wait) {
 		ok = false;
-		if (!qp->dying && !hrtimer_active(&qp->pace_timer))
-			hrtimer_start(&qp->pace_timer, ns_to_ktime(wait),
+		if (!qp->dying && !hrtimer_active(&qp->cc.pace_timer))
+			hrtimer_start(&qp->cc.pace_timer, ns_to_ktime(wait),
 				      HRTIMER_MODE_REL_SOFT);
 	}
-	spin_unlock(&qp->cc_lock);
+	spin_unlock(&qp->cc.lock);
 	if (!ok)
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RP_PACE_WAITS);
 	return ok;
@@ -301,13 +301,13 @@ void srdma_cc_sent(struct srdma_qp *qp, u32 bytes)
 {
 	struct dcqcn_params p;
 
-	if (likely(!READ_ONCE(qp->dcqcn.limited)))
+	if (likely(!READ_ONCE(qp->cc.dcqcn.limited)))
 		return;
 	srdma_cc_params(qp_sdev(qp), &p);
-	spin_lock(&qp->cc_lock);
+	spin_lock(&qp->cc.lock);
 	/* as on the wire, with the UDP and IP headers */
-	dcqcn_sent(&qp->dcqcn, &p, bytes + 28, ktime_get_ns());
-	spin_unlock(&qp->cc_lock);
+	dcqcn_sent(&qp->cc.dcqcn, &p, bytes + 28, ktime_get_ns());
+	spin_unlock(&qp->cc.lock);
 }
 
 /**
@@ -326,9 +326,9 @@ int srdma_cc_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 	struct dcqcn_rp rp;
 
 	srdma_cc_params(qp_sdev(qp), &p);
-	spin_lock_bh(&qp->cc_lock);
-	rp = qp->dcqcn;
-	spin_unlock_bh(&qp->cc_lock);
+	spin_lock_bh(&qp->cc.lock);
+	rp = qp->cc.dcqcn;
+	spin_unlock_bh(&qp->cc.lock);
 	if (rp.limited)
 		dcqcn_advance(&rp, &p, ktime_get_ns());
 
@@ -338,7 +338,7 @@ int srdma_cc_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 	    rdma_nl_put_driver_u32(msg, "dcqcn_line_mbps", p.line_rate) ||
 	    (qp->ibqp.qp_type == IB_QPT_RC &&
 	     rdma_nl_put_driver_u32(msg, "cwnd_pkts",
-				    READ_ONCE(qp->cwnd.cwnd))))
+				    READ_ONCE(qp->req.cwnd.cwnd))))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -28,6 +28,7 @@ static void srdma_req_cqe(struct srdma_qp *qp, u32 idx, u8 status)
 		.qp_num = qp->ibqp.qp_num,
 	};
 
+	lockdep_assert_held(&qp->sq_lock);
 	srdma_rd_done(qp, st);
 	/*
 	 * Free the slot before the completion is visible: a program that
@@ -36,17 +37,18 @@ static void srdma_req_cqe(struct srdma_qp *qp, u32 idx, u8 status)
 	srdma_ring_consume(&qp->sq);
 	if ((status || qp->sig_all || (w->send_flags & IB_SEND_SIGNALED)) &&
 	    srdma_cq_add(to_scq(qp->ibqp.send_cq), &cqe, false) > 0)
-		qp->sq_notify = true;	/* see srdma_req_unlock() */
+		qp->req.sq_notify = true;	/* see srdma_req_unlock() */
 }
 
 /*
  * Complete, in order, every WQE that is fully acknowledged (before
- * @qp->una_psn, or a read with all its data).
+ * @qp->comp.una_psn, or a read with all its data).
  * Return: true if a WQE completed in error: the QP must enter ERR.
  */
 bool srdma_comp_progress(struct srdma_qp *qp)
 {
-	while (qp->sq.idx != qp->req_idx) {
+	lockdep_assert_held(&qp->sq_lock);
+	while (qp->sq.idx != qp->req.idx) {
 		struct softrdma_send_wqe *w = srdma_wqe(qp, qp->sq.idx);
 		struct srdma_swqe *st = srdma_st(qp, qp->sq.idx);
 
@@ -57,7 +59,7 @@ bool srdma_comp_progress(struct srdma_qp *qp)
 		/* A local WQE was executed in order: nothing to wait for. */
 		if (!st->local &&
 		    (srdma_wr_needs_resp(w->opcode) ? !st->read_done :
-		     !roce_psn_before(srdma_last_psn(st), qp->una_psn)))
+		     !roce_psn_before(srdma_last_psn(st), qp->comp.una_psn)))
 			break;
 		srdma_req_cqe(qp, qp->sq.idx, IB_WC_SUCCESS);
 	}
@@ -72,9 +74,9 @@ bool srdma_comp_progress(struct srdma_qp *qp)
 static bool srdma_req_fail_oldest(struct srdma_qp *qp, u8 status)
 {
 	srdma_st(qp, qp->sq.idx)->status = status;
-	if (qp->sq.idx == qp->req_idx) {
-		qp->req_idx++;
-		qp->req_off = 0;
+	if (qp->sq.idx == qp->req.idx) {
+		qp->req.idx++;
+		qp->req.off = 0;
 	}
 	return srdma_comp_progress(qp);
 }
@@ -82,12 +84,12 @@ static bool srdma_req_fail_oldest(struct srdma_qp *qp, u8 status)
 /* Nothing sent that is not answered: no WQE for a NAK to fail. */
 static bool srdma_req_none_sent(const struct srdma_qp *qp)
 {
-	return qp->sq.idx == qp->req_idx && !qp->req_off;
+	return qp->sq.idx == qp->req.idx && !qp->req.off;
 }
 
 /*
  * Go back to the oldest unacknowledged PSN (go-back-N): a send or write
- * resumes with the packet at qp->una_psn, a read is asked again for the
+ * resumes with the packet at qp->comp.una_psn, a read is asked again for the
  * responses not yet placed (a new request for the rest, IBA 9.7.5.1.1).
  * Later WQEs start over.
  */
@@ -97,34 +99,35 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	struct srdma_swqe *st;
 	u32 i, psn;
 
+	lockdep_assert_held(&qp->sq_lock);
 	if (srdma_req_none_sent(qp))
 		return;
-	for (i = qp->sq.idx + 1; i != qp->fetched; i++)
+	for (i = qp->sq.idx + 1; i != qp->req.fetched; i++)
 		srdma_st(qp, i)->read_off = 0;
-	/* Nothing before req_idx any more: every answer is asked again. */
-	for (i = qp->sq.idx; i != qp->fetched; i++)
+	/* Nothing before req.idx any more: every answer is asked again. */
+	for (i = qp->sq.idx; i != qp->req.fetched; i++)
 		srdma_st(qp, i)->rd_out = false;
-	qp->rd_out = 0;
+	qp->req.rd_out = 0;
 	st = srdma_st(qp, qp->sq.idx);
-	qp->req_idx = qp->sq.idx;
+	qp->req.idx = qp->sq.idx;
 	if (srdma_wqe(qp, qp->sq.idx)->opcode == IB_UVERBS_WR_RDMA_READ) {
-		qp->req_off = st->read_off;	/* whole packets: MTUs */
+		qp->req.off = st->read_off;	/* whole packets: MTUs */
 		psn = roce_psn_add(st->first_psn, st->read_off / mtu);
-	} else if (!roce_psn_before(qp->una_psn, st->first_psn) &&
-		   roce_psn_diff(qp->una_psn, st->first_psn) < st->npkts) {
-		qp->req_off = roce_psn_diff(qp->una_psn, st->first_psn) * mtu;
-		psn = qp->una_psn;
+	} else if (!roce_psn_before(qp->comp.una_psn, st->first_psn) &&
+		   roce_psn_diff(qp->comp.una_psn, st->first_psn) < st->npkts) {
+		qp->req.off = roce_psn_diff(qp->comp.una_psn, st->first_psn) * mtu;
+		psn = qp->comp.una_psn;
 	} else {
-		qp->req_off = 0;
+		qp->req.off = 0;
 		psn = st->first_psn;
 	}
-	qp->req_psn = psn;
-	qp->una_psn = psn;
+	qp->req.psn = psn;
+	qp->comp.una_psn = psn;
 }
 
 void srdma_timer_fn(struct timer_list *t)
 {
-	struct srdma_qp *qp = timer_container_of(qp, t, timer);
+	struct srdma_qp *qp = timer_container_of(qp, t, comp.timer);
 	bool fail = false;
 
 	spin_lock_bh(&qp->sq_lock);
@@ -134,26 +137,26 @@ void srdma_timer_fn(struct timer_list *t)
 		fail = true;
 		goto out;
 	}
-	if (qp->rnr_wait) {
-		qp->rnr_wait = false;
+	if (qp->comp.rnr_wait) {
+		qp->comp.rnr_wait = false;
 	} else if (srdma_req_waiting(qp)) {
-		unsigned long due = qp->ack_stamp + srdma_ack_timeout(qp);
+		unsigned long due = qp->comp.ack_stamp + srdma_ack_timeout(qp);
 
 		/* Progress since the timer was set: wait out the rest. */
 		if (time_before(jiffies, due)) {
 			if (!qp->dying)
-				mod_timer(&qp->timer, due);
+				mod_timer(&qp->comp.timer, due);
 			goto out;
 		}
-		if (!qp->retry_left) {
+		if (!qp->comp.retry_left) {
 			fail = srdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
 			goto out;
 		}
-		qp->retry_left--;
+		qp->comp.retry_left--;
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RETRY_TIMEOUTS);
 		/* Lost, or queued: resend the first alone, and slower. */
-		roce_cwnd_timeout(&qp->cwnd,
-				  roce_psn_diff(qp->req_psn, qp->una_psn));
+		roce_cwnd_timeout(&qp->req.cwnd,
+				  roce_psn_diff(qp->req.psn, qp->comp.una_psn));
 		srdma_cc_loss(qp);
 		srdma_req_rewind(qp);
 	}
@@ -170,50 +173,52 @@ out:
  */
 static void srdma_req_forward(struct srdma_qp *qp, u32 psn)
 {
-	while (roce_psn_before(qp->req_psn, psn) &&
-	       qp->req_idx != qp->fetched) {
-		struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req_idx);
-		struct srdma_swqe *st = srdma_st(qp, qp->req_idx);
+	lockdep_assert_held(&qp->sq_lock);
+	while (roce_psn_before(qp->req.psn, psn) &&
+	       qp->req.idx != qp->req.fetched) {
+		struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req.idx);
+		struct srdma_swqe *st = srdma_st(qp, qp->req.idx);
 		u32 end = roce_psn_add(st->first_psn, st->npkts);
 
 		if (st->status || (st->local && !st->local_done))
 			break;
 		if (st->local) {
-			qp->req_idx++;
+			qp->req.idx++;
 			continue;
 		}
 		/* first_psn is from its last transmission: still ours? */
 		if (srdma_wr_needs_resp(w->opcode) ||
-		    roce_psn_diff(qp->req_psn, st->first_psn) * qp->mtu !=
-		    qp->req_off)
+		    roce_psn_diff(qp->req.psn, st->first_psn) * qp->mtu !=
+		    qp->req.off)
 			break;
 		if (roce_psn_before(psn, end)) {
-			qp->req_off = roce_psn_diff(psn, st->first_psn) * qp->mtu;
-			qp->req_psn = psn;
+			qp->req.off = roce_psn_diff(psn, st->first_psn) * qp->mtu;
+			qp->req.psn = psn;
 			break;
 		}
-		qp->req_psn = end;
-		qp->req_idx++;
-		qp->req_off = 0;
+		qp->req.psn = end;
+		qp->req.idx++;
+		qp->req.off = 0;
 	}
 }
 
 /* Acknowledge everything before @psn if it lies in the window. */
 static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 {
-	if (roce_psn_before(psn, qp->una_psn) ||
-	    roce_psn_after(psn, qp->sent_psn)) {
+	lockdep_assert_held(&qp->sq_lock);
+	if (roce_psn_before(psn, qp->comp.una_psn) ||
+	    roce_psn_after(psn, qp->req.sent_psn)) {
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 		return false;
 	}
-	if (roce_psn_after(psn, qp->req_psn)) {
+	if (roce_psn_after(psn, qp->req.psn)) {
 		srdma_req_forward(qp, psn);
-		if (roce_psn_after(psn, qp->req_psn))
-			psn = qp->req_psn;
+		if (roce_psn_after(psn, qp->req.psn))
+			psn = qp->req.psn;
 	}
-	roce_cwnd_ack(&qp->cwnd, roce_psn_diff(psn, qp->una_psn),
+	roce_cwnd_ack(&qp->req.cwnd, roce_psn_diff(psn, qp->comp.una_psn),
 		      SRDMA_WINDOW);
-	qp->una_psn = psn;
+	qp->comp.una_psn = psn;
 	return true;
 }
 
@@ -222,13 +227,14 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 	u8 value = roce_aeth_syn_value(syndrome);
 	u8 status;
 
+	lockdep_assert_held(&qp->sq_lock);
 	switch (roce_aeth_syn_type(syndrome)) {
 	case ROCE_AETH_ACK:
 		if (!srdma_comp_ack_upto(qp, roce_psn_next(psn)))
 			return false;
-		qp->retry_left = qp->attr.retry_cnt;
-		qp->rnr_left = qp->attr.rnr_retry;
-		qp->ack_stamp = jiffies;
+		qp->comp.retry_left = qp->attr.retry_cnt;
+		qp->comp.rnr_left = qp->attr.rnr_retry;
+		qp->comp.ack_stamp = jiffies;
 		if (srdma_comp_progress(qp))
 			return true;
 		return __srdma_req_run(qp);
@@ -240,13 +246,13 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 			return true;
 		if (srdma_req_none_sent(qp))
 			return false;
-		if (!qp->rnr_left)
+		if (!qp->comp.rnr_left)
 			return srdma_req_fail_oldest(qp,
 						     IB_WC_RNR_RETRY_EXC_ERR);
-		if (qp->rnr_left != 7)	/* 7: retry forever */
-			qp->rnr_left--;
+		if (qp->comp.rnr_left != 7)	/* 7: retry forever */
+			qp->comp.rnr_left--;
 		srdma_req_rewind(qp);
-		qp->rnr_wait = true;
+		qp->comp.rnr_wait = true;
 		srdma_arm_timer(qp, usecs_to_jiffies(srdma_rnr_us[value]) ?: 1);
 		return false;
 	case ROCE_AETH_NAK:
@@ -257,7 +263,7 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		switch (value) {
 		case ROCE_NAK_PSN_SEQ_ERR:
 			srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_RCVD);
-			roce_cwnd_nak(&qp->cwnd);
+			roce_cwnd_nak(&qp->req.cwnd);
 			srdma_req_rewind(qp);
 			return __srdma_req_run(qp);
 		case ROCE_NAK_REMOTE_ACCESS:
@@ -316,25 +322,26 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 	u32 i, expect;
 	int err;
 
+	lockdep_assert_held(&qp->sq_lock);
 	/*
 	 * Responses come in PSN order: the one taken is the next of the
 	 * oldest unfinished read. A later one means some went missing (an
 	 * implied NAK): ask again at once, once per gap; the timer covers
 	 * the rest.
 	 */
-	for (i = qp->sq.idx; i != qp->req_idx; i++) {
+	for (i = qp->sq.idx; i != qp->req.idx; i++) {
 		st = srdma_st(qp, i);
 		w = srdma_wqe(qp, i);
 		if (srdma_wr_needs_resp(w->opcode) && !st->read_done)
 			break;
 	}
-	if (i == qp->req_idx)
+	if (i == qp->req.idx)
 		goto drop;
 	expect = roce_psn_add(st->first_psn, st->read_off / mtu);
 	if (psn != expect) {
 		if (roce_psn_after(psn, expect) &&
-		    roce_psn_before(psn, qp->req_psn) && !qp->read_gap) {
-			qp->read_gap = true;
+		    roce_psn_before(psn, qp->req.psn) && !qp->comp.read_gap) {
+			qp->comp.read_gap = true;
 			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 			srdma_req_rewind(qp);
 			return __srdma_req_run(qp);
@@ -348,9 +355,9 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 	    pkt->payload_len > mtu ||
 	    (!(pkt->info->flags & ROCE_F_LAST) && pkt->payload_len != mtu))
 		goto drop;
-	qp->read_gap = false;
+	qp->comp.read_gap = false;
 	/* A response implies every request before the read arrived. */
-	if (roce_psn_before(qp->una_psn, st->first_psn))
+	if (roce_psn_before(qp->comp.una_psn, st->first_psn))
 		srdma_comp_ack_upto(qp, st->first_psn);
 
 	if (pkt->info->flags & ROCE_F_ATOMIC) {
@@ -364,7 +371,7 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 		if (pkt->payload_len || !(pkt->info->flags & ROCE_F_LAST))
 			st->status = IB_WC_BAD_RESP_ERR;
 		else if (w->opcode == SOFTRDMA_WR_FLUSH)
-			qp->rxe_flush_icrc = qp->flush_icrc_sent;
+			qp->req.rxe_flush_icrc = qp->req.flush_icrc_sent;
 		st->read_done = true;
 		srdma_rd_done(qp, st);
 		srdma_comp_ack_upto(qp, roce_psn_next(psn));
@@ -391,8 +398,8 @@ done:
 		return true;
 	/* Only a whole read resets the retries; any response is progress. */
 	if (st->read_done)
-		qp->retry_left = qp->attr.retry_cnt;
-	qp->ack_stamp = jiffies;
+		qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.ack_stamp = jiffies;
 	return __srdma_req_run(qp);
 drop:
 	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);

@@ -126,7 +126,7 @@ static bool srdma_kick_inline_ok(void)
 static void srdma_kick(struct srdma_qp *qp)
 {
 	if (!srdma_kick_inline_ok() || READ_ONCE(qp->state) == IB_QPS_ERR)
-		queue_work(srdma_tx_wq, &qp->req_work);
+		queue_work(srdma_tx_wq, &qp->req.work);
 	else
 		srdma_req_run(qp);
 }
@@ -224,7 +224,7 @@ int srdma_kpost_recv(struct srdma_qp *qp, const struct ib_recv_wr *wr,
 				    qp->cap.max_recv_sge, wr, bad_wr);
 	/* The responder takes WQEs as packets come; ERR flushes them. */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		queue_work(srdma_tx_wq, &qp->req_work);
+		queue_work(srdma_tx_wq, &qp->req.work);
 	return err;
 }
 

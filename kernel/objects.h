@@ -21,6 +21,35 @@
 #include "proto/roce_dcqcn.h"
 #include "proto/roce_parse.h"
 
+/*
+ * Lock order, outermost first. A lock not listed under another is never
+ * taken while it is held.
+ *
+ *   srdma_dev_lock (main.c, mutex): the device list
+ *     srdma_net_lock (net.c, mutex): a namespace's UDP socket
+ *   qp->mod_lock (mutex): modify_qp and query_qp
+ *     qp->sq_lock (BH): the send side, struct srdma_req and srdma_comp;
+ *         never held with qp->rq_lock
+ *     qp->rq_lock (BH): the receive side, struct srdma_resp
+ *       under either of the two:
+ *       qp->cc.lock: the QP's DCQCN rate, a leaf
+ *       cq->lock (IRQ): a CQ's producers and notify state, a leaf
+ *       srq->lock (BH): an SRQ's consumers
+ *       mw->lock (BH): a window's binding
+ *       srdma_atomic_lock (resp.c): every atomic of the module
+ *         mr->odp_lock (BH): the pages of an ODP MR a copy may use,
+ *             a leaf; under the QP locks without the atomic lock too
+ *   mr->odp_map_lock (mutex): one mapping of an ODP MR at a time
+ *     umem_odp->umem_mutex (the core's; the invalidation takes it first)
+ *       mr->odp_lock
+ *   qp->post_lock, srq->post_lock (IRQ): kernel consumers' producers, leaves
+ *   the device's xarrays (mr_xa, ah_xa: IRQ-safe), leaves
+ *   l->q.lock (loop.c, BH): a device's queue of looped packets, a leaf
+ *
+ * The data path takes no lock wider than a QP's: lookups by QPN, key and
+ * AH number are RCU reads that take a reference.
+ */
+
 /**
  * struct srdma_dev - one softrdma device bound to one netdev
  * @ibdev: core device; must stay first (ib_alloc_device)
@@ -279,7 +308,7 @@ static inline struct srdma_mr *to_smr(struct ib_mr *ibmr)
  */
 struct srdma_mw {
 	struct ib_mw ibmw;
-	spinlock_t lock;
+	spinlock_t lock;	/* the binding */
 	u32 rkey;
 	struct srdma_mr *mr;
 	u64 va;
@@ -315,7 +344,7 @@ static inline struct srdma_mw *to_smw(struct ib_mw *ibmw)
 struct srdma_cq {
 	struct ib_cq ibcq;
 	struct srdma_ring ring;
-	spinlock_t lock;
+	spinlock_t lock;	/* producers, notify, the ring itself */
 	struct mutex resize_lock;	/* serialises resize_cq */
 	u8 notify;
 	bool overflow;
@@ -342,8 +371,8 @@ static inline struct srdma_cq *to_scq(struct ib_cq *ibcq)
 struct srdma_srq {
 	struct ib_srq ibsrq;
 	struct srdma_ring rq;
-	spinlock_t lock;
-	spinlock_t post_lock;
+	spinlock_t lock;	/* consumers and limit */
+	spinlock_t post_lock;	/* kernel producers */
 	struct mutex resize_lock;	/* serialises modify_srq */
 	u32 max_sge;
 	u32 limit;
@@ -436,38 +465,53 @@ struct srdma_swqe {
 };
 
 /**
- * struct srdma_qp - a queue pair
- * @ibqp: core QP
- * @sq: send WQEs; the provider produces, we consume under @sq_lock,
- *	under which destroy also removes it (hdr NULL)
- * @rq: receive WQEs; likewise under @rq_lock
- * @post_lock: kernel QPs: serialises the producers of @sq and @rq, which
- *	kernel consumers may call with IRQs off
- * @mod_lock: serialises modify/query, guards @attr and @have_av
- * @state: current state; read locklessly on the data path, changed by
- *	compare-and-swap only: modify_qp (under @mod_lock) and the transport's
- *	errors (srdma_qp_error()) race, and neither may undo the other
- * @attr: attributes as last set by modify_qp
- * @have_av: @attr.ah_attr holds a GID attribute reference
- * @cap: the queue sizes actually allocated
- * @sig_all: every send WQE is signaled
- * @path: where a connected QP sends, valid from RTR on
- * @mtu: payload bytes per packet: the path MTU, or the port's for UD
+ * struct srdma_req - requester state of a QP (req.c), under its sq_lock
  * @sq_copy: kernel copies of started send WQEs, one per SQ slot: the
  *	user can rewrite the ring at any time, we act on our copy only
  * @swqe: requester state per SQ slot
  * @fetched: SQ index up to which WQEs are copied and checked
- * @req_idx: next SQ WQE to transmit (sq.idx <= req_idx <= fetched)
- * @req_off: bytes of WQE @req_idx already transmitted
- * @req_psn: PSN of the next request packet
+ * @idx: next SQ WQE to transmit (sq.idx <= @idx <= @fetched)
+ * @off: bytes of WQE @idx already transmitted
+ * @psn: PSN of the next request packet
  * @sent_psn: the PSN after the last request packet ever sent (before a
- *	rewind moved @req_psn back): ACKs up to it are believed
+ *	rewind moved @psn back): ACKs up to it are believed
  * @cwnd: RC: request packets allowed unacknowledged (proto/roce_cwnd.h)
- * @rd_out: reads and atomics sent and not answered (before @req_idx):
- *	no more than max_rd_atomic, the responder's resources, are
+ * @rd_out: reads and atomics sent and not answered (before @idx): no
+ *	more than max_rd_atomic, the responder's resources, are
+ * @work: UC/UD: sends on after a burst or a failed allocation
+ * @sq_bad: the SQ's producer index was found corrupt: the QP failed with
+ *	a catastrophic error event
+ * @sq_notify: a send completion is due to wake the CQ's handler, which is
+ *	called once sq_lock is dropped: a kernel consumer may post from it
+ * @rxe_flush_icrc: the peer answered a FLUSH sent with rdma_rxe's ICRC
+ *	(proto/roce_icrc.h): FLUSH requests go with it (from RTS on)
+ * @flush_icrc_sent: the ICRC the last FLUSH request went with
+ * @peer_rxe_flush: the peer sent a FLUSH with rdma_rxe's ICRC (from RTR
+ *	on; set by the responder under rq_lock, read here: a hint only)
+ */
+struct srdma_req {
+	u8 *sq_copy;
+	struct srdma_swqe *swqe;
+	u32 fetched;
+	u32 idx;
+	u32 off;
+	u32 psn;
+	u32 sent_psn;
+	struct roce_cwnd cwnd;
+	u32 rd_out;
+	struct work_struct work;
+	bool sq_bad;
+	bool sq_notify;
+	bool rxe_flush_icrc;
+	bool flush_icrc_sent;
+	bool peer_rxe_flush;
+};
+
+/**
+ * struct srdma_comp - completer and retry state of an RC QP (comp.c),
+ *	under its sq_lock
  * @una_psn: oldest PSN not yet acknowledged
  * @timer: retransmission and RNR wait; left running when all is acked
- * @req_work: UC/UD: sends on after a burst or a failed allocation
  * @ack_stamp: jiffies of the last progress, or of the first request after
  *	all was acknowledged: the ACK timeout counts from here
  * @retry_left: retries left before IB_WC_RETRY_EXC_ERR
@@ -475,112 +519,60 @@ struct srdma_swqe {
  * @rnr_wait: sending paused until @timer fires
  * @read_gap: a read response went missing and the read was asked again;
  *	cleared by the next response taken
- * @sq_bad: the SQ's producer index was found corrupt: the QP failed with
- *	a catastrophic error event
- * @sq_notify: a send completion is due to wake the CQ's handler, which is
- *	called once sq_lock is dropped: a kernel consumer may post from it
- * @dying: destroy in progress (set under @sq_lock): do not re-arm @timer;
- *	a dump reads nothing of the SQ
- * @rxe_flush_icrc: the peer answered a FLUSH sent with rdma_rxe's ICRC
- *	(proto/roce_icrc.h): FLUSH requests go with it (from RTS on)
- * @flush_icrc_sent: the ICRC the last FLUSH request went with
- * @peer_rxe_flush: the peer sent a FLUSH with rdma_rxe's ICRC (from RTR
- *	on; set in receive, read by the requester)
- * @epsn: responder: next expected request PSN
- * @msn: responder: message sequence number
- * @nak_sent: responder: a sequence or RNR NAK awaits its PSN again
- * @rwqe: responder: copy of the receive WQE being filled
- * @have_rwqe: @rwqe holds a WQE taken off the RQ
- * @recv_off: bytes placed into @rwqe so far
- * @resp_event: responder: the event its fatal error raises, or
- *	SRDMA_NO_EVENT when a completion reports it
- * @msg_open: responder: ROCE_F_SEND or ROCE_F_WRITE while a multi-packet
- *	message is under way, else 0
- * @rd: responder: reads and atomics to answer (new or asked again) and
- *	the ACKs or NAKs that wait behind them, a ring of SRDMA_ANSWERS
- * @rd_head: answers queued (free-running)
- * @rd_tail: answers sent
- * @held: responder: the reads and atomics executed, newest at
- *	@held_head - 1, a ring of SRDMA_MAX_RD_ATOMIC: the responder
- *	resources a duplicate request is answered from
- * @held_head: requests recorded (free-running)
- * @held_start: @held_head when the QP entered RTR: entries before it
- *	belong to an earlier connection and are never answered again
- * @rd_work: sends read responses (srdma_tx_wq)
- * @wr_rkey: responder: rkey of the RDMA WRITE in progress
- * @wr_len: its total length
- * @wr_va: next address of that write
- * @wr_left: bytes of it still to come
- * @xsrq: XRC target: the SRQ the request being executed names, whose
- *	CQ its completions go to; NULL between packets
- * @xrc_pd: XRC target: the PD of that SRQ, or of the read being answered
- *	(compared only: see srdma_qp_pd())
- * @xrc_srqn: XRC target: the number of that SRQ, kept for the message
- *	under way and the receive WQE in @rwqe
- * @cnp_next: congestion notification point: ktime_get_ns() before which
- *	no further CNP goes to the peer (cc.c)
- * @cc_lock: guards @dcqcn; taken inside @sq_lock (requests) or @rq_lock
- *	(read responses), and takes no lock itself
- * @dcqcn: reaction point: the one rate the QP's requests and read
- *	responses are paced at, under @cc_lock
- * @pace_timer: runs the requester and the read responder again when a
- *	paced packet may leave; not armed once @dying is set (under
- *	@cc_lock), cancelled by srdma_req_fini()
- *
- * Lifetime: core-allocated; published in the device's QPN table from
- * create to destroy. A netlink dump (query_qp, srdma_fill_res_qp_entry())
- * may run during and after destroy_qp until the core frees the QP: cores
- * before 6.1.191 and 6.12.110 call destroy_qp before rdma_restrack_del(),
- * which waits for the dumps. So a dump reads only what lives in the QP
- * itself under its lock, and @sq under @sq_lock, finding it gone.
  */
-struct srdma_qp {
-	struct ib_qp ibqp;
-	struct srdma_ring sq;
-	struct srdma_ring rq;
-	spinlock_t sq_lock;
-	spinlock_t rq_lock;
-	spinlock_t post_lock;
-	struct mutex mod_lock;
-	enum ib_qp_state state;
-	struct ib_qp_attr attr;
-	bool have_av;
-	struct ib_qp_cap cap;
-	bool sig_all;
-	struct srdma_path path;
-	u32 mtu;
-
-	u8 *sq_copy;
-	struct srdma_swqe *swqe;
-	u32 fetched;
-	u32 req_idx;
-	u32 req_off;
-	u32 req_psn;
-	u32 sent_psn;
-	struct roce_cwnd cwnd;
-	u32 rd_out;
+struct srdma_comp {
 	u32 una_psn;
 	struct timer_list timer;
-	struct work_struct req_work;
 	unsigned long ack_stamp;
 	u8 retry_left;
 	u8 rnr_left;
 	bool rnr_wait;
 	bool read_gap;
-	bool sq_bad;
-	bool sq_notify;
-	bool dying;
-	bool rxe_flush_icrc;
-	bool flush_icrc_sent;
-	bool peer_rxe_flush;
+};
 
+/**
+ * struct srdma_resp - responder state of a QP (resp.c, answer.c), under
+ *	its rq_lock
+ * @epsn: next expected request PSN
+ * @msn: message sequence number
+ * @nak_sent: a sequence or RNR NAK awaits its PSN again
+ * @rwqe: copy of the receive WQE being filled
+ * @have_rwqe: @rwqe holds a WQE taken off the RQ
+ * @recv_off: bytes placed into @rwqe so far
+ * @event: the event the packet's fatal error raises, or SRDMA_NO_EVENT
+ *	when a completion reports it
+ * @msg_open: ROCE_F_SEND or ROCE_F_WRITE while a multi-packet message is
+ *	under way, else 0
+ * @rd: reads and atomics to answer (new or asked again) and the ACKs or
+ *	NAKs that wait behind them, a ring of SRDMA_ANSWERS
+ * @rd_head: answers queued (free-running)
+ * @rd_tail: answers sent
+ * @held: the reads and atomics executed, newest at @held_head - 1, a ring
+ *	of SRDMA_MAX_RD_ATOMIC: the responder resources a duplicate request
+ *	is answered from
+ * @held_head: requests recorded (free-running)
+ * @held_start: @held_head when the QP entered RTR: entries before it
+ *	belong to an earlier connection and are never answered again
+ * @rd_work: sends read responses (srdma_tx_wq)
+ * @wr_rkey: rkey of the RDMA WRITE in progress
+ * @wr_len: its total length
+ * @wr_va: next address of that write
+ * @wr_left: bytes of it still to come
+ * @xsrq: XRC target: the SRQ the request being executed names, whose CQ
+ *	its completions go to; NULL between packets
+ * @xrc_pd: XRC target: the PD of that SRQ, or of the read being answered
+ *	(compared only: see srdma_qp_pd())
+ * @xrc_srqn: XRC target: the number of that SRQ, kept for the message
+ *	under way and the receive WQE in @rwqe
+ */
+struct srdma_resp {
 	u32 epsn;
 	u32 msn;
 	bool nak_sent;
 	struct softrdma_recv_wqe *rwqe;
 	bool have_rwqe;
 	u32 recv_off;
-	int resp_event;
+	int event;
 	u32 msg_open;
 	struct srdma_rd *rd;
 	u32 rd_head;
@@ -596,10 +588,85 @@ struct srdma_qp {
 	struct srdma_srq *xsrq;
 	struct ib_pd *xrc_pd;
 	u32 xrc_srqn;
+};
+
+/**
+ * struct srdma_qp_cc - congestion state of a QP (cc.c)
+ * @cnp_next: notification point, under rq_lock: ktime_get_ns() before
+ *	which no further CNP goes to the peer
+ * @lock: guards @dcqcn; taken inside sq_lock (requests) or rq_lock (read
+ *	responses), and takes no lock itself
+ * @dcqcn: reaction point: the one rate the QP's requests and read
+ *	responses are paced at
+ * @pace_timer: runs the requester and the read responder again when a
+ *	paced packet may leave; not armed once the QP is dying (under
+ *	@lock), cancelled by srdma_req_fini()
+ */
+struct srdma_qp_cc {
 	u64 cnp_next;
-	spinlock_t cc_lock;	/* a leaf lock: guards dcqcn */
+	spinlock_t lock;	/* a leaf lock: guards dcqcn */
 	struct dcqcn_rp dcqcn;
 	struct hrtimer pace_timer;
+};
+
+/**
+ * struct srdma_qp - a queue pair
+ * @ibqp: core QP
+ * @sq: send WQEs; the provider produces, we consume under @sq_lock,
+ *	under which destroy also removes it (hdr NULL)
+ * @rq: receive WQEs; likewise under @rq_lock
+ * @sq_lock: the send side: guards @sq's consumer side, @req and @comp;
+ *	taken from process context (doorbell), softirq (receive) and the
+ *	timer, with BHs off
+ * @rq_lock: the receive side: guards @rq's consumer side and @resp;
+ *	taken in softirq (receive) and by the read response work, BHs off
+ * @post_lock: kernel QPs: serialises the producers of @sq and @rq, which
+ *	kernel consumers may call with IRQs off
+ * @mod_lock: serialises modify/query, guards @attr and @have_av
+ * @state: current state; read locklessly on the data path, changed by
+ *	compare-and-swap only: modify_qp (under @mod_lock) and the transport's
+ *	errors (srdma_qp_error()) race, and neither may undo the other
+ * @attr: attributes as last set by modify_qp
+ * @have_av: @attr.ah_attr holds a GID attribute reference
+ * @cap: the queue sizes actually allocated
+ * @sig_all: every send WQE is signaled
+ * @path: where a connected QP sends, valid from RTR on
+ * @mtu: payload bytes per packet: the path MTU, or the port's for UD
+ * @dying: destroy in progress (set under @sq_lock and @cc.lock): do not
+ *	re-arm the timers; a dump reads nothing of the SQ
+ * @req: the requester (under @sq_lock)
+ * @comp: the completer and retry (under @sq_lock)
+ * @resp: the responder (under @rq_lock)
+ * @cc: congestion control
+ *
+ * Lifetime: core-allocated; published in the device's QPN table from
+ * create to destroy. A netlink dump (query_qp, srdma_fill_res_qp_entry())
+ * may run during and after destroy_qp until the core frees the QP: cores
+ * before 6.1.191 and 6.12.110 call destroy_qp before rdma_restrack_del(),
+ * which waits for the dumps. So a dump reads only what lives in the QP
+ * itself under its lock, and @sq under @sq_lock, finding it gone.
+ */
+struct srdma_qp {
+	struct ib_qp ibqp;
+	struct srdma_ring sq;
+	struct srdma_ring rq;
+	spinlock_t sq_lock;	/* the send side: req, comp */
+	spinlock_t rq_lock;	/* the receive side: resp */
+	spinlock_t post_lock;	/* kernel producers of sq and rq */
+	struct mutex mod_lock;	/* modify/query: attr */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;
+	bool have_av;
+	struct ib_qp_cap cap;
+	bool sig_all;
+	struct srdma_path path;
+	u32 mtu;
+	bool dying;
+
+	struct srdma_req req;
+	struct srdma_comp comp;
+	struct srdma_resp resp;
+	struct srdma_qp_cc cc;
 };
 
 static inline struct srdma_qp *to_sqp(struct ib_qp *ibqp)
@@ -649,7 +716,7 @@ static inline bool srdma_qp_reliable(const struct srdma_qp *qp)
  */
 static inline struct ib_pd *srdma_qp_pd(const struct srdma_qp *qp)
 {
-	return qp->ibqp.pd ?: qp->xrc_pd;
+	return qp->ibqp.pd ?: qp->resp.xrc_pd;
 }
 
 #endif /* SRDMA_OBJECTS_H */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Packet buffers: building a RoCEv2 packet's skb, and the ICRC and
- * payload of skbs whose data may sit in page fragments.
+ * Packet buffers: building a RoCEv2 packet's skb, and reading the payload
+ * of skbs whose data may sit in page fragments (their ICRC: icrc.c).
  *
  * A payload of zcopy_min bytes or more is not copied: the pages of
  * the registered memory become the skb's fragments (with a page
@@ -145,30 +145,6 @@ void srdma_pkt_put_data(struct sk_buff *skb, const void *data, u32 len,
 	if (len)
 		skb_put_data(skb, data, len);
 	skb_put_zero(skb, pad + ROCE_ICRC_LEN);
-}
-
-/**
- * srdma_skb_crc - continue a CRC over bytes of an skb, linear or not
- * @skb: the packet
- * @off: first byte, from skb->data
- * @len: bytes; the skb must hold them
- * @crc: running value (see roce_crc32())
- */
-u32 srdma_skb_crc(struct sk_buff *skb, u32 off, u32 len, u32 crc)
-{
-	struct skb_seq_state st;
-	u32 consumed = 0, n;
-	const u8 *data;
-
-	skb_prepare_seq_read(skb, off, off + len, &st);
-	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
-		/* A block may run past the upper bound: stop there. */
-		n = min(n, len - consumed);
-		crc = roce_crc32(crc, data, n);
-		consumed += n;
-	}
-	skb_abort_seq_read(&st);
-	return crc;
 }
 
 /* The payload of a received packet into a local SGE list at @off. */

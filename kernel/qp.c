@@ -154,7 +154,7 @@ int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->post_lock);
-	spin_lock_init(&qp->cc_lock);
+	spin_lock_init(&qp->cc.lock);
 	qp->state = IB_QPS_RESET;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 
@@ -292,11 +292,11 @@ static void srdma_flush_ring(struct srdma_qp *qp, struct srdma_ring *ring,
 		return;
 	}
 	/* A receive WQE the responder already took off the ring. */
-	if (!send && qp->have_rwqe) {
-		cqe.wr_id = qp->rwqe->wr_id;
+	if (!send && qp->resp.have_rwqe) {
+		cqe.wr_id = qp->resp.rwqe->wr_id;
 		cqe.opcode = IB_WC_RECV;
 		if (!srdma_cq_post(to_scq(ibcq), &cqe, false))
-			qp->have_rwqe = false;
+			qp->resp.have_rwqe = false;
 	}
 	/* An SRQ keeps its WQEs for the other QPs. */
 	if (!ring->hdr)
@@ -470,7 +470,6 @@ static void srdma_qp_store_attr(struct srdma_qp *qp, struct ib_qp_attr *attr,
 	}
 }
 
-
 int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
 {
@@ -535,7 +534,7 @@ int srdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		spin_lock_bh(&qp->rq_lock);
 		if (qp->rq.hdr)
 			srdma_ring_reset(&qp->rq);
-		qp->have_rwqe = false;
+		qp->resp.have_rwqe = false;
 		spin_unlock_bh(&qp->rq_lock);
 		break;
 	case IB_QPS_ERR:

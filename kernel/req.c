@@ -30,7 +30,8 @@
  */
 const struct softrdma_send_wqe *srdma_sq_wqe(struct srdma_qp *qp, u32 idx)
 {
-	if (qp->sq_copy && qp->fetched - idx - 1 < qp->sq.num_slots)
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->req.sq_copy && qp->req.fetched - idx - 1 < qp->sq.num_slots)
 		return srdma_wqe(qp, idx);
 	return srdma_ring_slot(&qp->sq, idx);
 }
@@ -45,8 +46,9 @@ const struct softrdma_send_wqe *srdma_sq_wqe(struct srdma_qp *qp, u32 idx)
 u32 srdma_sq_pending(struct srdma_qp *qp)
 {
 	int avail = srdma_ring_avail(&qp->sq);
-	u32 fetched = qp->sq_copy ? qp->fetched - qp->sq.idx : 0;
+	u32 fetched = qp->req.sq_copy ? qp->req.fetched - qp->sq.idx : 0;
 
+	lockdep_assert_held(&qp->sq_lock);
 	if (fetched > qp->sq.num_slots)	/* not started since a reset */
 		fetched = 0;
 	return avail < 0 || (u32)avail < fetched ? fetched : avail;
@@ -61,10 +63,10 @@ u32 srdma_sq_pending(struct srdma_qp *qp)
 void srdma_req_unlock(struct srdma_qp *qp, bool fail)
 	__releases(&qp->sq_lock)
 {
-	bool notify = qp->sq_notify;
-	bool bad = qp->sq_bad;
+	bool notify = qp->req.sq_notify;
+	bool bad = qp->req.sq_bad;
 
-	qp->sq_notify = false;
+	qp->req.sq_notify = false;
 	spin_unlock_bh(&qp->sq_lock);
 	if (notify)
 		srdma_cq_notify(to_scq(qp->ibqp.send_cq));
@@ -74,7 +76,7 @@ void srdma_req_unlock(struct srdma_qp *qp, bool fail)
 
 static void srdma_req_work(struct work_struct *work)
 {
-	srdma_qp_doorbell(container_of(work, struct srdma_qp, req_work));
+	srdma_qp_doorbell(container_of(work, struct srdma_qp, req.work));
 }
 
 /*
@@ -83,13 +85,13 @@ static void srdma_req_work(struct work_struct *work)
  */
 int srdma_req_init(struct srdma_qp *qp, gfp_t gfp)
 {
-	timer_setup(&qp->timer, srdma_timer_fn, 0);
-	INIT_WORK(&qp->req_work, srdma_req_work);
+	timer_setup(&qp->comp.timer, srdma_timer_fn, 0);
+	INIT_WORK(&qp->req.work, srdma_req_work);
 	srdma_cc_qp_init(qp);
-	qp->sq_copy = kvzalloc((size_t)qp->sq.num_slots * qp->sq.slot_size,
-			       gfp);
-	qp->swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->swqe), gfp);
-	if (!qp->sq_copy || !qp->swqe) {
+	qp->req.sq_copy = kvzalloc((size_t)qp->sq.num_slots *
+				   qp->sq.slot_size, gfp);
+	qp->req.swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->req.swqe), gfp);
+	if (!qp->req.sq_copy || !qp->req.swqe) {
 		srdma_req_fini(qp);
 		return -ENOMEM;
 	}
@@ -99,18 +101,18 @@ int srdma_req_init(struct srdma_qp *qp, gfp_t gfp)
 void srdma_req_fini(struct srdma_qp *qp)
 {
 	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->cc_lock);	/* the read responder arms pace_timer */
+	spin_lock(&qp->cc.lock);	/* the read responder arms pace_timer */
 	qp->dying = true;
-	spin_unlock(&qp->cc_lock);
+	spin_unlock(&qp->cc.lock);
 	spin_unlock_bh(&qp->sq_lock);
-	timer_delete_sync(&qp->timer);
-	/* it queues req_work, and rd_work that srdma_resp_fini() cancels */
-	hrtimer_cancel(&qp->pace_timer);
-	cancel_work_sync(&qp->req_work);
-	kvfree(qp->sq_copy);
-	kvfree(qp->swqe);
-	qp->sq_copy = NULL;
-	qp->swqe = NULL;
+	timer_delete_sync(&qp->comp.timer);
+	/* it queues req.work, and rd_work that srdma_resp_fini() cancels */
+	hrtimer_cancel(&qp->cc.pace_timer);
+	cancel_work_sync(&qp->req.work);
+	kvfree(qp->req.sq_copy);
+	kvfree(qp->req.swqe);
+	qp->req.sq_copy = NULL;
+	qp->req.swqe = NULL;
 }
 
 /* Local ACK timeout: 4.096 us * 2^timeout; 0 means none. */
@@ -159,18 +161,19 @@ static bool srdma_wr_local(u32 opcode)
 	       opcode == IB_UVERBS_WR_BIND_MW || opcode == SRDMA_WR_REG_MR;
 }
 
-/* Copy and check WQE @qp->fetched; a bad one completes with an error. */
+/* Copy and check WQE @qp->req.fetched; a bad one completes with an error. */
 static void srdma_fetch(struct srdma_qp *qp)
 {
-	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->fetched);
-	struct srdma_swqe *st = srdma_st(qp, qp->fetched);
+	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req.fetched);
+	struct srdma_swqe *st = srdma_st(qp, qp->req.fetched);
 	u32 mtu = qp->mtu;
 	u64 len = 0;
 	u32 i;
 
-	memcpy(w, srdma_ring_slot(&qp->sq, qp->fetched), qp->sq.slot_size);
+	lockdep_assert_held(&qp->sq_lock);
+	memcpy(w, srdma_ring_slot(&qp->sq, qp->req.fetched), qp->sq.slot_size);
 	memset(st, 0, sizeof(*st));
-	qp->fetched++;
+	qp->req.fetched++;
 
 	if (w->opcode >= 32 || qp->ibqp.qp_type > IB_QPT_XRC_INI ||
 	    !(srdma_qpt_ops[qp->ibqp.qp_type] & BIT(w->opcode)) ||
@@ -264,29 +267,29 @@ static u8 srdma_req_opcode(const struct softrdma_send_wqe *w, bool first,
  */
 static bool srdma_req_flush_icrc(struct srdma_qp *qp)
 {
-	u8 retries = qp->attr.retry_cnt - qp->retry_left;
-	bool rxe = READ_ONCE(qp->peer_rxe_flush) || qp->rxe_flush_icrc;
+	u8 retries = qp->attr.retry_cnt - qp->comp.retry_left;
+	bool rxe = READ_ONCE(qp->req.peer_rxe_flush) || qp->req.rxe_flush_icrc;
 
-	qp->flush_icrc_sent = rxe ^ (retries & 1);
-	return qp->flush_icrc_sent;
+	qp->req.flush_icrc_sent = rxe ^ (retries & 1);
+	return qp->req.flush_icrc_sent;
 }
 
 /*
- * Transmit the next packet of WQE @qp->req_idx.
+ * Transmit the next packet of WQE @qp->req.idx.
  * Return: 0, -ENOMEM (try again later), -EAGAIN (an ODP page is being
  * mapped: pause) or a negated ib_wc_status.
  */
 static int srdma_req_send_one(struct srdma_qp *qp)
 {
-	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req_idx);
-	struct srdma_swqe *st = srdma_st(qp, qp->req_idx);
+	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req.idx);
+	struct srdma_swqe *st = srdma_st(qp, qp->req.idx);
 	u32 mtu = qp->mtu;
 	bool read = w->opcode == IB_UVERBS_WR_RDMA_READ;
 	bool atomic = srdma_wr_atomic(w->opcode);
 	bool place = srdma_wr_placement(w->opcode);
-	bool first = !qp->req_off;
-	u32 n = read || atomic ? 0 : min(st->len - qp->req_off, mtu);
-	bool last = read || atomic || qp->req_off + n == st->len;
+	bool first = !qp->req.off;
+	u32 n = read || atomic ? 0 : min(st->len - qp->req.off, mtu);
+	bool last = read || atomic || qp->req.off + n == st->len;
 	bool rc = srdma_qp_reliable(qp);
 	bool ud = srdma_qp_is_ud(qp);
 	u8 opcode = srdma_req_opcode(w, first, last) |
@@ -299,19 +302,20 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		.pad = pad,
 		.pkey = ROCE_PKEY_DEFAULT,
 		.qpn = ud ? w->wr.ud.remote_qpn : qp->attr.dest_qp_num,
-		.psn = qp->req_psn,
+		.psn = qp->req.psn,
 		/* and the packet that fills the window, which an ACK opens */
-		.ackreq = rc && (last || !(qp->req_psn % SRDMA_ACK_EVERY) ||
-				 roce_psn_diff(qp->req_psn, qp->una_psn) + 1 >=
-				 qp->cwnd.cwnd),
+		.ackreq = rc && (last || !(qp->req.psn % SRDMA_ACK_EVERY) ||
+				 roce_psn_diff(qp->req.psn, qp->comp.una_psn) + 1 >=
+				 qp->req.cwnd.cwnd),
 	};
 	struct srdma_path *path = &qp->path;
 	struct sk_buff *skb;
 	u8 *hdr;
 	int err;
 
+	lockdep_assert_held(&qp->sq_lock);
 	if (first)
-		st->first_psn = qp->req_psn;
+		st->first_psn = qp->req.psn;
 	/*
 	 * Only RC lends pages: its WQE completes after the ACK. UC and UD
 	 * complete once sent, when the user may reuse the buffer at once.
@@ -351,11 +355,11 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	/* A read asked again starts where the placed responses end. */
 	if (info->flags & ROCE_F_RETH)
 		roce_reth_encode((void *)(hdr + info->off[ROCE_EXT_RETH]),
-				 w->wr.rdma.remote_addr + qp->req_off,
+				 w->wr.rdma.remote_addr + qp->req.off,
 				 w->wr.rdma.rkey,
 				 w->opcode == SOFTRDMA_WR_FLUSH ?
 				 (u32)w->wr.flush.length :
-				 st->len - qp->req_off);
+				 st->len - qp->req.off);
 	if (info->flags & ROCE_F_ATMETH) {
 		bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
 
@@ -376,11 +380,11 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 	if (place) {
 		srdma_pkt_put_data(skb, w->wr.atomic_write.data, n, pad);
 	} else if ((w->send_flags & IB_SEND_INLINE) || atomic) {
-		srdma_pkt_put_data(skb, (u8 *)w->sge + qp->req_off, n, pad);
+		srdma_pkt_put_data(skb, (u8 *)w->sge + qp->req.off, n, pad);
 	} else {
 		struct srdma_pkt_src src = {
 			.qp = qp, .sge = w->sge, .nsge = w->num_sge,
-			.off = qp->req_off,
+			.off = qp->req.off,
 		};
 
 		err = srdma_pkt_put(skb, &src, n, pad);
@@ -393,43 +397,44 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		}
 	}
 	/* A lost packet is a lost packet: RC sends it again. */
-	if (roce_psn_before(qp->req_psn, qp->sent_psn))
+	if (roce_psn_before(qp->req.psn, qp->req.sent_psn))
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RETRANSMITS);
 	srdma_cc_sent(qp, skb->len);
 	srdma_xmit_path(qp_sdev(qp), path, skb);
 
 	if (read) {
-		qp->req_psn = roce_psn_add(st->first_psn, st->npkts);
+		qp->req.psn = roce_psn_add(st->first_psn, st->npkts);
 	} else {
-		qp->req_psn = roce_psn_next(qp->req_psn);
-		qp->req_off += n;
+		qp->req.psn = roce_psn_next(qp->req.psn);
+		qp->req.off += n;
 	}
-	if (roce_psn_after(qp->req_psn, qp->sent_psn))
-		qp->sent_psn = qp->req_psn;
+	if (roce_psn_after(qp->req.psn, qp->req.sent_psn))
+		qp->req.sent_psn = qp->req.psn;
 	if (!rc)
-		qp->una_psn = qp->req_psn;	/* nothing to wait for */
+		qp->comp.una_psn = qp->req.psn;	/* nothing to wait for */
 	if (last) {
 		if ((read || atomic || place) && !st->rd_out) {
 			st->rd_out = true;
-			qp->rd_out++;
+			qp->req.rd_out++;
 		}
-		qp->req_idx++;
-		qp->req_off = 0;
+		qp->req.idx++;
+		qp->req.off = 0;
 	}
 	return 0;
 }
 
 /*
- * Execute local WQE @qp->req_idx (bind, local invalidate). Once only: a
+ * Execute local WQE @qp->req.idx (bind, local invalidate). Once only: a
  * rewind for an earlier request passes over it again.
  * Return: 0 or a negated ib_wc_status.
  */
 static int srdma_req_local(struct srdma_qp *qp)
 {
-	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req_idx);
-	struct srdma_swqe *st = srdma_st(qp, qp->req_idx);
+	struct softrdma_send_wqe *w = srdma_wqe(qp, qp->req.idx);
+	struct srdma_swqe *st = srdma_st(qp, qp->req.idx);
 	u8 status = IB_WC_SUCCESS;
 
+	lockdep_assert_held(&qp->sq_lock);
 	if (!st->local_done) {
 		st->local_done = true;
 		if (w->opcode == IB_UVERBS_WR_BIND_MW)
@@ -441,22 +446,23 @@ static int srdma_req_local(struct srdma_qp *qp)
 		if (status)
 			return -status;
 	}
-	qp->req_idx++;
+	qp->req.idx++;
 	return 0;
 }
 
 /*
- * sq.idx <= req_idx <= fetched <= sq.idx + slots, which bounds every loop
+ * sq.idx <= req.idx <= req.fetched <= sq.idx + slots, which bounds every loop
  * over the SQ by its size. Checked where the send, receive and timer
  * paths start: a loop from a broken order would run 2^32 times under
  * sq_lock. Return: false, after marking the SQ bad: the QP must fail.
  */
 bool srdma_sq_order_ok(struct srdma_qp *qp)
 {
-	if (qp->req_idx - qp->sq.idx <= qp->fetched - qp->sq.idx &&
-	    qp->fetched - qp->sq.idx <= qp->sq.num_slots)
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->req.idx - qp->sq.idx <= qp->req.fetched - qp->sq.idx &&
+	    qp->req.fetched - qp->sq.idx <= qp->sq.num_slots)
 		return true;
-	qp->sq_bad = true;
+	qp->req.sq_bad = true;
 	return false;
 }
 
@@ -464,11 +470,12 @@ bool srdma_sq_order_ok(struct srdma_qp *qp)
 bool __srdma_req_run(struct srdma_qp *qp)
 {
 	bool idle = !srdma_req_waiting(qp);
-	u32 burst_psn = qp->una_psn;	/* RC: the window; else this call */
+	u32 burst_psn = qp->comp.una_psn;	/* RC: the window; else this call */
 	u32 posted, started = 0;
 	int avail, err;
 
-	if (READ_ONCE(qp->state) != IB_QPS_RTS || qp->rnr_wait || qp->dying)
+	lockdep_assert_held(&qp->sq_lock);
+	if (READ_ONCE(qp->state) != IB_QPS_RTS || qp->comp.rnr_wait || qp->dying)
 		return false;
 	if (!srdma_sq_order_ok(qp))
 		return true;
@@ -479,50 +486,50 @@ bool __srdma_req_run(struct srdma_qp *qp)
 	 * slots.
 	 */
 	avail = srdma_ring_avail(&qp->sq);
-	if (avail < 0 || (u32)avail < qp->fetched - qp->sq.idx) {
-		qp->sq_bad = true;
+	if (avail < 0 || (u32)avail < qp->req.fetched - qp->sq.idx) {
+		qp->req.sq_bad = true;
 		return true;
 	}
 	posted = qp->sq.idx + avail;
 
-	while (qp->req_idx != posted) {
+	while (qp->req.idx != posted) {
 		/*
 		 * RC waits for ACKs to open the window. UC and UD need not,
 		 * but a burst is all they send per call: the rest goes out
 		 * from the work item, so one call cannot hog the CPU.
 		 */
-		if (roce_psn_diff(qp->req_psn, burst_psn) >=
-		    (srdma_qp_reliable(qp) ? qp->cwnd.cwnd : SRDMA_WINDOW)) {
+		if (roce_psn_diff(qp->req.psn, burst_psn) >=
+		    (srdma_qp_reliable(qp) ? qp->req.cwnd.cwnd : SRDMA_WINDOW)) {
 			if (!srdma_qp_reliable(qp))
-				queue_work(srdma_tx_wq, &qp->req_work);
+				queue_work(srdma_tx_wq, &qp->req.work);
 			break;
 		}
 		/* Local WQEs take no PSN: they have a burst of their own. */
 		if (++started > SRDMA_WINDOW) {
-			queue_work(srdma_tx_wq, &qp->req_work);
+			queue_work(srdma_tx_wq, &qp->req.work);
 			break;
 		}
-		if (qp->req_idx == qp->fetched)
+		if (qp->req.idx == qp->req.fetched)
 			srdma_fetch(qp);
-		if (srdma_st(qp, qp->req_idx)->status) {
-			qp->req_idx++;	/* completes in order, then errors */
+		if (srdma_st(qp, qp->req.idx)->status) {
+			qp->req.idx++;	/* completes in order, then errors */
 			break;
 		}
 		/* The responder holds max_rd_atomic reads and atomics. */
-		if (srdma_wr_needs_resp(srdma_wqe(qp, qp->req_idx)->opcode) &&
-		    qp->rd_out >= max_t(u32, qp->attr.max_rd_atomic, 1))
+		if (srdma_wr_needs_resp(srdma_wqe(qp, qp->req.idx)->opcode) &&
+		    qp->req.rd_out >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			break;	/* an answer sends on */
 		/*
 		 * A fenced WQE starts once the reads and atomics before it
 		 * are answered (IBA 10.8.3.3): its peer may act on their data.
 		 */
-		if ((srdma_wqe(qp, qp->req_idx)->send_flags & IB_SEND_FENCE) &&
-		    qp->rd_out && !qp->req_off)
+		if ((srdma_wqe(qp, qp->req.idx)->send_flags & IB_SEND_FENCE) &&
+		    qp->req.rd_out && !qp->req.off)
 			break;	/* an answer sends on */
 		/* Paced: the pace timer sends on. */
-		if (!srdma_st(qp, qp->req_idx)->local && !srdma_cc_may_send(qp))
+		if (!srdma_st(qp, qp->req.idx)->local && !srdma_cc_may_send(qp))
 			break;
-		if (srdma_st(qp, qp->req_idx)->local) {
+		if (srdma_st(qp, qp->req.idx)->local) {
 			err = srdma_req_local(qp);
 		} else {
 			rcu_read_lock();	/* a UD WQE's AH */
@@ -531,19 +538,19 @@ bool __srdma_req_run(struct srdma_qp *qp)
 		}
 		if (err == -ENOMEM) {
 			if (!srdma_qp_reliable(qp))
-				queue_work(srdma_tx_wq, &qp->req_work);
+				queue_work(srdma_tx_wq, &qp->req.work);
 			break;
 		}
 		if (err == -EAGAIN) {
 			/* As after an RNR NAK: the timer sends on. */
-			qp->rnr_wait = true;
+			qp->comp.rnr_wait = true;
 			srdma_arm_timer(qp, SRDMA_ODP_WAIT);
 			break;
 		}
 		if (err) {
-			srdma_st(qp, qp->req_idx)->status = -err;
-			qp->req_idx++;
-			qp->req_off = 0;
+			srdma_st(qp, qp->req.idx)->status = -err;
+			qp->req.idx++;
+			qp->req.off = 0;
 			break;
 		}
 	}
@@ -555,8 +562,8 @@ bool __srdma_req_run(struct srdma_qp *qp)
 	/* An answer still to come waits on the timer, even when all is ACKed. */
 	if (srdma_req_waiting(qp)) {
 		if (idle)
-			qp->ack_stamp = jiffies;
-		if (!timer_pending(&qp->timer))
+			qp->comp.ack_stamp = jiffies;
+		if (!timer_pending(&qp->comp.timer))
 			srdma_arm_timer(qp, srdma_ack_timeout(qp));
 	}
 	return srdma_comp_progress(qp);
@@ -578,20 +585,20 @@ void srdma_req_run(struct srdma_qp *qp)
 void srdma_req_start(struct srdma_qp *qp)
 {
 	spin_lock_bh(&qp->sq_lock);
-	qp->req_idx = qp->sq.idx;
-	qp->fetched = qp->sq.idx;
-	qp->req_off = 0;
-	qp->req_psn = qp->attr.sq_psn;
-	qp->sent_psn = qp->attr.sq_psn;
-	qp->una_psn = qp->attr.sq_psn;
-	qp->rd_out = 0;
-	qp->retry_left = qp->attr.retry_cnt;
-	qp->rnr_left = qp->attr.rnr_retry;
-	qp->rnr_wait = false;
-	qp->read_gap = false;
-	qp->sq_bad = false;
-	qp->rxe_flush_icrc = false;
-	roce_cwnd_init(&qp->cwnd, SRDMA_CWND_INIT, SRDMA_WINDOW);
+	qp->req.idx = qp->sq.idx;
+	qp->req.fetched = qp->sq.idx;
+	qp->req.off = 0;
+	qp->req.psn = qp->attr.sq_psn;
+	qp->req.sent_psn = qp->attr.sq_psn;
+	qp->comp.una_psn = qp->attr.sq_psn;
+	qp->req.rd_out = 0;
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_left = qp->attr.rnr_retry;
+	qp->comp.rnr_wait = false;
+	qp->comp.read_gap = false;
+	qp->req.sq_bad = false;
+	qp->req.rxe_flush_icrc = false;
+	roce_cwnd_init(&qp->req.cwnd, SRDMA_CWND_INIT, SRDMA_WINDOW);
 	srdma_cc_qp_start(qp);
 	spin_unlock_bh(&qp->sq_lock);
 }
@@ -622,13 +629,13 @@ int srdma_req_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 		return 0;
 	}
 	open = srdma_sq_pending(qp);
-	sent = qp->req_idx - qp->sq.idx;
-	una = qp->una_psn;
-	next = qp->req_psn;
-	rd_out = qp->rd_out;
-	retry = qp->retry_left;
-	timer = timer_pending(&qp->timer);
-	rnr = qp->rnr_wait;
+	sent = qp->req.idx - qp->sq.idx;
+	una = qp->comp.una_psn;
+	next = qp->req.psn;
+	rd_out = qp->req.rd_out;
+	retry = qp->comp.retry_left;
+	timer = timer_pending(&qp->comp.timer);
+	rnr = qp->comp.rnr_wait;
 	spin_unlock_bh(&qp->sq_lock);
 
 	if (rdma_nl_put_driver_u32(msg, "sq_open_wqes", open) ||

@@ -17,7 +17,7 @@
 static inline struct softrdma_send_wqe *srdma_wqe(struct srdma_qp *qp,
 						  u32 idx)
 {
-	return (void *)(qp->sq_copy +
+	return (void *)(qp->req.sq_copy +
 			(size_t)(idx & (qp->sq.num_slots - 1)) *
 			qp->sq.slot_size);
 }
@@ -25,7 +25,7 @@ static inline struct softrdma_send_wqe *srdma_wqe(struct srdma_qp *qp,
 /* The requester's state of the send WQE at SQ index @idx. */
 static inline struct srdma_swqe *srdma_st(struct srdma_qp *qp, u32 idx)
 {
-	return &qp->swqe[idx & (qp->sq.num_slots - 1)];
+	return &qp->req.swqe[idx & (qp->sq.num_slots - 1)];
 }
 
 /* A read or atomic is answered, or no longer waits for its answer. */
@@ -33,7 +33,7 @@ static inline void srdma_rd_done(struct srdma_qp *qp, struct srdma_swqe *st)
 {
 	if (st->rd_out) {
 		st->rd_out = false;
-		qp->rd_out--;
+		qp->req.rd_out--;
 	}
 }
 
@@ -69,14 +69,14 @@ static inline bool srdma_wr_needs_resp(u32 opcode)
 /* Requests sent and not all answered: a PSN unacknowledged or a read out. */
 static inline bool srdma_req_waiting(const struct srdma_qp *qp)
 {
-	return qp->una_psn != qp->req_psn || qp->rd_out;
+	return qp->comp.una_psn != qp->req.psn || qp->req.rd_out;
 }
 
 /* Arm the QP timer unless the QP is going away (@delay 0: no timeout). */
 static inline void srdma_arm_timer(struct srdma_qp *qp, unsigned long delay)
 {
 	if (!qp->dying && delay)
-		mod_timer(&qp->timer, jiffies + delay);
+		mod_timer(&qp->comp.timer, jiffies + delay);
 }
 
 void srdma_req_unlock(struct srdma_qp *qp, bool fail)

@@ -25,11 +25,11 @@ int srdma_resp_init(struct srdma_qp *qp, gfp_t gfp)
 		slot = sizeof(struct softrdma_recv_wqe) +
 		       SRDMA_MAX_SGE * sizeof(struct softrdma_sge);
 
-	INIT_WORK(&qp->rd_work, srdma_resp_read_work);
-	qp->rwqe = kzalloc(slot, gfp);
-	qp->rd = kcalloc(SRDMA_ANSWERS, sizeof(*qp->rd), gfp);
-	qp->held = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->held), gfp);
-	if (!qp->rwqe || !qp->rd || !qp->held) {
+	INIT_WORK(&qp->resp.rd_work, srdma_resp_read_work);
+	qp->resp.rwqe = kzalloc(slot, gfp);
+	qp->resp.rd = kcalloc(SRDMA_ANSWERS, sizeof(*qp->resp.rd), gfp);
+	qp->resp.held = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->resp.held), gfp);
+	if (!qp->resp.rwqe || !qp->resp.rd || !qp->resp.held) {
 		srdma_resp_fini(qp);
 		return -ENOMEM;
 	}
@@ -39,29 +39,29 @@ int srdma_resp_init(struct srdma_qp *qp, gfp_t gfp)
 /* No packet reaches the QP any more (see srdma_destroy_qp()). */
 void srdma_resp_fini(struct srdma_qp *qp)
 {
-	cancel_work_sync(&qp->rd_work);
-	kfree(qp->held);
-	qp->held = NULL;
-	kfree(qp->rd);
-	qp->rd = NULL;
-	kfree(qp->rwqe);
-	qp->rwqe = NULL;
+	cancel_work_sync(&qp->resp.rd_work);
+	kfree(qp->resp.held);
+	qp->resp.held = NULL;
+	kfree(qp->resp.rd);
+	qp->resp.rd = NULL;
+	kfree(qp->resp.rwqe);
+	qp->resp.rwqe = NULL;
 }
 
 /* Entering RTR: the receive PSN takes effect, no message is open. */
 void srdma_resp_start(struct srdma_qp *qp)
 {
 	spin_lock_bh(&qp->rq_lock);
-	qp->epsn = qp->attr.rq_psn;
-	qp->msn = 0;
-	qp->nak_sent = false;
-	WRITE_ONCE(qp->peer_rxe_flush, false);
-	qp->have_rwqe = false;
-	qp->msg_open = 0;
-	qp->rd_tail = qp->rd_head;
+	qp->resp.epsn = qp->attr.rq_psn;
+	qp->resp.msn = 0;
+	qp->resp.nak_sent = false;
+	WRITE_ONCE(qp->req.peer_rxe_flush, false);
+	qp->resp.have_rwqe = false;
+	qp->resp.msg_open = 0;
+	qp->resp.rd_tail = qp->resp.rd_head;
 	/* Nothing held from before: not even as bytes a bug could reach. */
-	qp->held_start = qp->held_head;
-	memset(qp->held, 0, SRDMA_MAX_RD_ATOMIC * sizeof(*qp->held));
+	qp->resp.held_start = qp->resp.held_head;
+	memset(qp->resp.held, 0, SRDMA_MAX_RD_ATOMIC * sizeof(*qp->resp.held));
 	spin_unlock_bh(&qp->rq_lock);
 }
 
@@ -79,8 +79,8 @@ int srdma_resp_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 	u32 epsn, queued;
 
 	spin_lock_bh(&qp->rq_lock);
-	epsn = qp->epsn;
-	queued = qp->rd_head - qp->rd_tail;
+	epsn = qp->resp.epsn;
+	queued = qp->resp.rd_head - qp->resp.rd_tail;
 	spin_unlock_bh(&qp->rq_lock);
 
 	if (rdma_nl_put_driver_u32_hex(msg, "epsn", epsn) ||
@@ -101,21 +101,21 @@ static void srdma_resp_nak(struct srdma_qp *qp, enum roce_nak_code code)
 		srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_SENT);
 		break;
 	case ROCE_NAK_INVALID_REQ:
-		qp->resp_event = IB_EVENT_QP_REQ_ERR;
+		qp->resp.event = IB_EVENT_QP_REQ_ERR;
 		break;
 	case ROCE_NAK_REMOTE_ACCESS:
-		qp->resp_event = IB_EVENT_QP_ACCESS_ERR;
+		qp->resp.event = IB_EVENT_QP_ACCESS_ERR;
 		break;
 	default:
-		qp->resp_event = IB_EVENT_QP_FATAL;
+		qp->resp.event = IB_EVENT_QP_FATAL;
 		break;
 	}
 	/* A fatal one ends the connection: it need not wait for reads. */
 	if (code == ROCE_NAK_PSN_SEQ_ERR)
-		srdma_resp_ack(qp, qp->epsn, roce_aeth_syn_nak(code));
+		srdma_resp_ack(qp, qp->resp.epsn, roce_aeth_syn_nak(code));
 	else
-		srdma_resp_ack_send(qp, qp->epsn, roce_aeth_syn_nak(code),
-				    qp->msn);
+		srdma_resp_ack_send(qp, qp->resp.epsn, roce_aeth_syn_nak(code),
+				    qp->resp.msn);
 }
 
 /*
@@ -131,7 +131,7 @@ static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
 	 * again: a sequence NAK for them would end the requester's RNR wait.
 	 * (Should this NAK be lost, the requester's ACK timeout resends.)
 	 */
-	qp->nak_sent = true;
+	qp->resp.nak_sent = true;
 }
 
 /*
@@ -143,28 +143,29 @@ int srdma_resp_take_rwqe(struct srdma_qp *qp)
 {
 	int avail, err;
 
-	struct srdma_srq *srq = qp->xsrq;
+	lockdep_assert_held(&qp->rq_lock);
+	struct srdma_srq *srq = qp->resp.xsrq;
 
-	qp->recv_off = 0;
-	if (qp->have_rwqe)
+	qp->resp.recv_off = 0;
+	if (qp->resp.have_rwqe)
 		return 0;
 	if (!srq && qp->ibqp.srq)
 		srq = to_ssrq(qp->ibqp.srq);
 	if (srq) {
-		err = srdma_srq_take(srq, qp->rwqe);
-		qp->have_rwqe = !err;
+		err = srdma_srq_take(srq, qp->resp.rwqe);
+		qp->resp.have_rwqe = !err;
 		return err;
 	}
 	avail = srdma_ring_avail(&qp->rq);
 
 	if (avail <= 0)
 		return avail ? avail : -EAGAIN;
-	memcpy(qp->rwqe, srdma_ring_slot(&qp->rq, qp->rq.idx),
+	memcpy(qp->resp.rwqe, srdma_ring_slot(&qp->rq, qp->rq.idx),
 	       qp->rq.slot_size);
 	srdma_ring_consume(&qp->rq);
-	if (qp->rwqe->num_sge > qp->cap.max_recv_sge)
+	if (qp->resp.rwqe->num_sge > qp->cap.max_recv_sge)
 		return -EINVAL;
-	qp->have_rwqe = true;
+	qp->resp.have_rwqe = true;
 	return 0;
 }
 
@@ -176,7 +177,7 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 	const struct roce_deth *deth = roce_pkt_deth(pkt);
 	const struct roce_ieth *ieth = roce_pkt_ieth(pkt);
 	struct softrdma_cqe cqe = {
-		.wr_id = qp->rwqe->wr_id,
+		.wr_id = qp->resp.rwqe->wr_id,
 		.status = status,
 		.opcode = opcode,
 		.byte_len = byte_len,
@@ -184,6 +185,7 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 		.src_qp = qp->attr.dest_qp_num,
 	};
 
+	lockdep_assert_held(&qp->rq_lock);
 	/* A datagram: its sender, and its GRH first in the buffer. */
 	if (deth) {
 		cqe.src_qp = roce_deth_sqp(deth);
@@ -206,9 +208,9 @@ void srdma_resp_cqe(struct srdma_qp *qp, u8 status, u8 opcode, u32 byte_len,
 		cqe.ex = (__force __be32)roce_ieth_rkey(ieth);
 		cqe.wc_flags |= SOFTRDMA_WC_WITH_INV;
 	}
-	qp->have_rwqe = false;
+	qp->resp.have_rwqe = false;
 	/* An XRC target's completions go to its SRQ's CQ. */
-	srdma_cq_post(to_scq(qp->xsrq ? qp->xsrq->ibsrq.ext.cq :
+	srdma_cq_post(to_scq(qp->resp.xsrq ? qp->resp.xsrq->ibsrq.ext.cq :
 					qp->ibqp.recv_cq), &cqe,
 		      roce_bth_se(pkt->bth));
 }
@@ -220,6 +222,7 @@ static int srdma_resp_send(struct srdma_qp *qp,
 	u32 flags = pkt->info->flags;
 	int err;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (flags & ROCE_F_FIRST) {
 		err = srdma_resp_take_rwqe(qp);
 		if (err == -EAGAIN)
@@ -229,8 +232,8 @@ static int srdma_resp_send(struct srdma_qp *qp,
 			return -EPROTO;
 		}
 	}
-	err = srdma_pkt_to_sge(qp, pkt, qp->rwqe->sge, qp->rwqe->num_sge,
-			       qp->recv_off);
+	err = srdma_pkt_to_sge(qp, pkt, qp->resp.rwqe->sge, qp->resp.rwqe->num_sge,
+			       qp->resp.recv_off);
 	if (err == -EAGAIN)
 		return -EAGAIN;	/* an ODP page being mapped: RNR */
 	if (err) {
@@ -238,21 +241,21 @@ static int srdma_resp_send(struct srdma_qp *qp,
 				   IB_WC_LOC_LEN_ERR, IB_WC_RECV, 0, pkt);
 		srdma_resp_nak(qp, err == -EACCES ? ROCE_NAK_REMOTE_OP :
 				   ROCE_NAK_INVALID_REQ);
-		qp->resp_event = SRDMA_NO_EVENT;	/* the CQE says it */
+		qp->resp.event = SRDMA_NO_EVENT;	/* the CQE says it */
 		return -EPROTO;
 	}
-	qp->recv_off += pkt->payload_len;
+	qp->resp.recv_off += pkt->payload_len;
 	/* SEND with invalidate: the key dies before the completion. */
 	if ((flags & ROCE_F_IETH) &&
 	    srdma_key_invalidate(qp, roce_ieth_rkey(roce_pkt_ieth(pkt)),
 				 true)) {
 		srdma_resp_cqe(qp, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 0, pkt);
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
-		qp->resp_event = SRDMA_NO_EVENT;	/* the CQE says it */
+		qp->resp.event = SRDMA_NO_EVENT;	/* the CQE says it */
 		return -EPROTO;
 	}
 	if (flags & ROCE_F_LAST)
-		srdma_resp_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV, qp->recv_off,
+		srdma_resp_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV, qp->resp.recv_off,
 			       pkt);
 	return 0;
 }
@@ -291,6 +294,7 @@ static int srdma_resp_write(struct srdma_qp *qp,
 	u32 n = pkt->payload_len;
 	int err;
 
+	lockdep_assert_held(&qp->rq_lock);
 	/* The receive WQE first: an RNR retry repeats the write harmlessly. */
 	if (imm && (flags & ROCE_F_LAST)) {
 		err = srdma_resp_take_rwqe(qp);
@@ -307,15 +311,15 @@ static int srdma_resp_write(struct srdma_qp *qp,
 			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 			return -EPROTO;
 		}
-		qp->wr_len = roce_reth_len(reth);
-		qp->wr_left = qp->wr_len;
-		qp->wr_va = roce_reth_va(reth);
-		qp->wr_rkey = roce_reth_rkey(reth);
+		qp->resp.wr_len = roce_reth_len(reth);
+		qp->resp.wr_left = qp->resp.wr_len;
+		qp->resp.wr_va = roce_reth_va(reth);
+		qp->resp.wr_rkey = roce_reth_rkey(reth);
 		/* All of it must be allowed before the first byte lands. */
-		if (qp->wr_len) {
-			struct srdma_mr *mr = srdma_resp_mr(qp, qp->wr_rkey,
-							    qp->wr_va,
-							    qp->wr_len,
+		if (qp->resp.wr_len) {
+			struct srdma_mr *mr = srdma_resp_mr(qp, qp->resp.wr_rkey,
+							    qp->resp.wr_va,
+							    qp->resp.wr_len,
 							    IB_ACCESS_REMOTE_WRITE);
 
 			if (!mr) {
@@ -325,21 +329,21 @@ static int srdma_resp_write(struct srdma_qp *qp,
 			srdma_mr_put(mr);
 		}
 	}
-	if (n > qp->wr_left || ((flags & ROCE_F_LAST) && n != qp->wr_left)) {
+	if (n > qp->resp.wr_left || ((flags & ROCE_F_LAST) && n != qp->resp.wr_left)) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 		return -EPROTO;
 	}
 	/* A zero-length write touches no memory: no key check (IBA 9.4.4). */
-	if (qp->wr_len) {
-		struct srdma_mr *mr = srdma_resp_mr(qp, qp->wr_rkey,
-						    qp->wr_va, n,
+	if (qp->resp.wr_len) {
+		struct srdma_mr *mr = srdma_resp_mr(qp, qp->resp.wr_rkey,
+						    qp->resp.wr_va, n,
 						    IB_ACCESS_REMOTE_WRITE);
 
 		if (!mr) {
 			srdma_resp_nak(qp, ROCE_NAK_REMOTE_ACCESS);
 			return -EPROTO;
 		}
-		err = srdma_pkt_to_mr(mr, qp->wr_va, pkt);
+		err = srdma_pkt_to_mr(mr, qp->resp.wr_va, pkt);
 		srdma_mr_put(mr);
 		if (err == -EAGAIN)
 			return -EAGAIN;	/* an ODP page being mapped: RNR */
@@ -351,12 +355,12 @@ static int srdma_resp_write(struct srdma_qp *qp,
 			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 			return -EPROTO;
 		}
-		qp->wr_va += n;
-		qp->wr_left -= n;
+		qp->resp.wr_va += n;
+		qp->resp.wr_left -= n;
 	}
 	if ((flags & ROCE_F_LAST) && imm)
 		srdma_resp_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
-			       qp->wr_len, pkt);
+			       qp->resp.wr_len, pkt);
 	return 0;
 }
 
@@ -381,6 +385,7 @@ static int srdma_resp_read(struct srdma_qp *qp,
 	struct srdma_rd *rd;
 	int err;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (len > SRDMA_MAX_MSG) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 		return -EPROTO;
@@ -413,7 +418,7 @@ static int srdma_resp_read(struct srdma_qp *qp,
 		.len = len,
 		.rkey = roce_reth_rkey(reth),
 		.psn = psn,
-		.msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK,
+		.msn = (qp->resp.msn + 1) & ROCE_AETH_MSN_MASK,
 	};
 	return srdma_resp_queue(qp, rd, psn);
 }
@@ -447,6 +452,7 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 	struct srdma_rd *rd;
 	int err;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (va & (sizeof(u64) - 1)) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 		return -EPROTO;
@@ -487,7 +493,7 @@ static int srdma_resp_atomic(struct srdma_qp *qp,
 		.atomic = true,
 		.orig = orig,
 		.psn = psn,
-		.msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK,
+		.msn = (qp->resp.msn + 1) & ROCE_AETH_MSN_MASK,
 	};
 	return srdma_resp_queue(qp, rd, psn);
 }
@@ -575,6 +581,7 @@ static int srdma_resp_place(struct srdma_qp *qp,
 	struct srdma_rd *rd;
 	int ret;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (srdma_resp_queue_full(qp))
 		return -EBUSY;	/* before placing: a retry places once */
 	ret = pkt->info->flags & ROCE_F_FLUSH ? srdma_resp_flush(qp, pkt) :
@@ -585,7 +592,7 @@ static int srdma_resp_place(struct srdma_qp *qp,
 	*rd = (struct srdma_rd) {
 		.placed = true,
 		.psn = psn,
-		.msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK,
+		.msn = (qp->resp.msn + 1) & ROCE_AETH_MSN_MASK,
 	};
 	return srdma_resp_queue(qp, rd, psn);
 }
@@ -597,8 +604,9 @@ static int srdma_resp_place(struct srdma_qp *qp,
 static bool srdma_resp_rc_seq(struct srdma_qp *qp,
 			      const struct roce_pkt_info *pkt, u32 psn)
 {
-	s32 diff = roce_psn_diff(psn, qp->epsn);
+	s32 diff = roce_psn_diff(psn, qp->resp.epsn);
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (diff < 0) {
 		/* A retransmission: answer again, execute nothing twice. */
 		int err = 0;
@@ -610,7 +618,7 @@ static bool srdma_resp_rc_seq(struct srdma_qp *qp,
 		else if (pkt->info->flags & (ROCE_F_FLUSH | ROCE_F_AWRITE))
 			err = srdma_resp_atomic_replay(qp, psn, true);
 		else if (roce_bth_ackreq(pkt->bth))
-			srdma_resp_ack(qp, roce_psn_sub(qp->epsn, 1),
+			srdma_resp_ack(qp, roce_psn_sub(qp->resp.epsn, 1),
 				       srdma_ack_syndrome());
 		if (!err)
 			srdma_count(qp_sdev(qp), SRDMA_CNT_DUP_REQUESTS);
@@ -622,12 +630,12 @@ static bool srdma_resp_rc_seq(struct srdma_qp *qp,
 	if (diff > 0) {
 		/* A gap: one NAK until the expected PSN shows up. */
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
-		if (!qp->nak_sent)
+		if (!qp->resp.nak_sent)
 			srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
-		qp->nak_sent = true;
+		qp->resp.nak_sent = true;
 		return false;
 	}
-	qp->nak_sent = false;
+	qp->resp.nak_sent = false;
 	return true;
 }
 
@@ -641,14 +649,15 @@ static bool srdma_resp_uc_seq(struct srdma_qp *qp,
 {
 	u32 flags = pkt->info->flags;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (flags & ROCE_F_FIRST) {
-		qp->msg_open = 0;
-		qp->epsn = psn;
+		qp->resp.msg_open = 0;
+		qp->resp.epsn = psn;
 		return true;
 	}
-	if (psn == qp->epsn && (qp->msg_open & flags))
+	if (psn == qp->resp.epsn && (qp->resp.msg_open & flags))
 		return true;
-	qp->msg_open = 0;
+	qp->resp.msg_open = 0;
 	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 	return false;
 }
@@ -664,23 +673,24 @@ static void srdma_resp_done(struct srdma_qp *qp,
 {
 	u32 flags = pkt->info->flags;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (flags & ROCE_F_READ) {
 		u32 npkts = DIV_ROUND_UP(roce_reth_len(roce_pkt_reth(pkt)),
 					 qp->mtu);
 
-		qp->epsn = roce_psn_add(qp->epsn, max_t(u32, 1, npkts));
-		qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
+		qp->resp.epsn = roce_psn_add(qp->resp.epsn, max_t(u32, 1, npkts));
+		qp->resp.msn = (qp->resp.msn + 1) & ROCE_AETH_MSN_MASK;
 		return;
 	}
-	qp->epsn = roce_psn_next(qp->epsn);
+	qp->resp.epsn = roce_psn_next(qp->resp.epsn);
 	if (!(flags & (ROCE_F_SEND | ROCE_F_WRITE))) {
-		qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
+		qp->resp.msn = (qp->resp.msn + 1) & ROCE_AETH_MSN_MASK;
 		return;
 	}
-	qp->msg_open = (flags & ROCE_F_LAST) ? 0 :
+	qp->resp.msg_open = (flags & ROCE_F_LAST) ? 0 :
 		       flags & (ROCE_F_SEND | ROCE_F_WRITE);
 	if (flags & ROCE_F_LAST)
-		qp->msn = (qp->msn + 1) & ROCE_AETH_MSN_MASK;
+		qp->resp.msn = (qp->resp.msn + 1) & ROCE_AETH_MSN_MASK;
 	if (roce_bth_ackreq(pkt->bth))
 		srdma_resp_ack(qp, psn, srdma_ack_syndrome());
 }
@@ -700,7 +710,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	int event;
 
 	spin_lock_bh(&qp->rq_lock);
-	qp->resp_event = SRDMA_NO_EVENT;
+	qp->resp.event = SRDMA_NO_EVENT;
 	state = READ_ONCE(qp->state);
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	    state != IB_QPS_SQD && state != IB_QPS_SQE) {
@@ -708,13 +718,13 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 		goto out;
 	}
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
-		qp->xsrq = srdma_xrc_resp_srq(qp, pkt);
-		if (!qp->xsrq) {
+		qp->resp.xsrq = srdma_xrc_resp_srq(qp, pkt);
+		if (!qp->resp.xsrq) {
 			srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 			ret = -EPROTO;
 			goto out;
 		}
-		qp->xrc_pd = qp->xsrq->ibsrq.pd;
+		qp->resp.xrc_pd = qp->resp.xsrq->ibsrq.pd;
 	}
 
 	if (!(uc ? srdma_resp_uc_seq(qp, pkt, psn) :
@@ -726,9 +736,9 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	 * the same kind; a read request comes between messages.
 	 */
 	if ((flags & (ROCE_F_READ | ROCE_F_ATOMIC | ROCE_F_FLUSH |
-		      ROCE_F_AWRITE)) ? qp->msg_open :
-	    !!(flags & ROCE_F_FIRST) == !!qp->msg_open ||
-	    (qp->msg_open && !(flags & qp->msg_open))) {
+		      ROCE_F_AWRITE)) ? qp->resp.msg_open :
+	    !!(flags & ROCE_F_FIRST) == !!qp->resp.msg_open ||
+	    (qp->resp.msg_open && !(flags & qp->resp.msg_open))) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
 		ret = -EPROTO;
 		goto out;
@@ -762,7 +772,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	case -EAGAIN:
 		if (uc) {
 			/* No RNR NAK in UC: the message is lost. */
-			qp->msg_open = 0;
+			qp->resp.msg_open = 0;
 			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NO_RECV);
 		} else {
 			srdma_resp_rnr(qp, psn);
@@ -778,12 +788,12 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 out:
 	if (uc && ret == -EPROTO) {
 		/* Nobody to NAK: the message is lost, the QP lives on. */
-		qp->msg_open = 0;
+		qp->resp.msg_open = 0;
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_BAD_REQUEST);
 		ret = 0;
 	}
-	qp->xsrq = NULL;	/* valid for this packet only */
-	event = qp->resp_event;
+	qp->resp.xsrq = NULL;	/* valid for this packet only */
+	event = qp->resp.event;
 	spin_unlock_bh(&qp->rq_lock);
 	if (ret == -EPROTO)
 		srdma_qp_error(qp, event);

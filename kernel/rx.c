@@ -17,40 +17,6 @@
 #include "proto/roce_icrc.h"
 
 /*
- * Check the ICRC of the packet of @len bytes (BTH through ICRC) after the
- * UDP header at skb->data; only the headers need be linear.
- * Return: 0, ROCE_ICRC_RXE_FLUSH or -ROCE_DROP_BAD_ICRC.
- */
-static int srdma_rx_icrc(struct sk_buff *skb, u32 len)
-{
-	const struct udphdr *udph = (void *)skb->data;
-	u32 off = sizeof(*udph) + ROCE_BTH_LEN, crc;
-	u8 buf[ROCE_ICRC_LEN];
-	const void *field;
-	bool quirk;
-
-	if (skb->protocol == htons(ETH_P_IP)) {
-		const struct iphdr *iph = ip_hdr(skb);
-
-		/* The ICRC covers exactly a 20-byte IPv4 header. */
-		if (iph->ihl != 5)
-			return -ROCE_DROP_BAD_ICRC;
-		crc = roce_icrc_begin_ipv4(iph, udph);
-	} else {
-		crc = roce_icrc_begin_ipv6(ipv6_hdr(skb), udph);
-	}
-	crc = srdma_skb_crc(skb, off, len - ROCE_BTH_LEN - ROCE_ICRC_LEN, crc);
-	field = skb_header_pointer(skb, sizeof(*udph) + len - ROCE_ICRC_LEN,
-				   ROCE_ICRC_LEN, buf);
-	if (!field)
-		return -ROCE_DROP_BAD_ICRC;
-	quirk = roce_icrc_rxe_quirk(skb->data[sizeof(*udph)]);
-	return roce_icrc_verdict(roce_icrc_get(field), crc, quirk,
-				 quirk ? srdma_skb_crc(skb, sizeof(*udph),
-						       len - ROCE_ICRC_LEN, crc) : 0);
-}
-
-/*
  * Every QP takes packets of our partition only (P_Key 0xffff, membership
  * bit aside), and a connected QP only from its peer's address to its own:
  * anything else is spoofed or misrouted. The path is set from RTR on.
@@ -218,7 +184,7 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 			     skb_headlen(skb) - sizeof(struct udphdr), len,
 			     &pkt.rp);
 	if (!err && !looped) {
-		icrc = srdma_rx_icrc(skb, len);
+		icrc = srdma_icrc_rx(skb, len);
 		if (icrc < 0)
 			err = icrc;
 	}
@@ -264,7 +230,7 @@ void srdma_rx(struct net *net, struct sk_buff *skb, bool looped)
 	}
 	/* A FLUSH from rdma_rxe: ours to it go with its ICRC from now on. */
 	if (unlikely(icrc == ROCE_ICRC_RXE_FLUSH))
-		WRITE_ONCE(qp->peer_rxe_flush, true);
+		WRITE_ONCE(qp->req.peer_rxe_flush, true);
 	if (unlikely(pkt.rp.opcode == ROCE_CNP)) {
 		srdma_cc_cnp_rx(qp);
 		goto done;

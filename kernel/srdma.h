@@ -145,9 +145,11 @@ struct rdma_hw_stats *srdma_alloc_hw_port_stats(struct ib_device *ibdev,
 int srdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 
-/* crc.c: the ICRC's CRC32 */
+/* icrc.c: the ICRC of packets sent and taken */
 void srdma_crc_init(void);
 void srdma_crc_exit(void);
+void srdma_icrc_tx(struct sk_buff *skb, u32 crc, u32 roce_len);
+int srdma_icrc_rx(struct sk_buff *skb, u32 len);
 
 /* qp.c: queue pairs: create, modify, destroy, post, errors */
 int srdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -223,7 +225,6 @@ int srdma_pkt_put(struct sk_buff *skb, const struct srdma_pkt_src *src,
 		  u32 len, u32 pad);
 void srdma_pkt_put_data(struct sk_buff *skb, const void *data, u32 len,
 			u32 pad);
-u32 srdma_skb_crc(struct sk_buff *skb, u32 off, u32 len, u32 crc);
 int srdma_pkt_to_sge(struct srdma_qp *qp, const struct roce_pkt_info *pkt,
 		     const struct softrdma_sge *sge, u32 nsge, u32 off);
 int srdma_pkt_to_mr(struct srdma_mr *mr, u64 iova,

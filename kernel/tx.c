@@ -76,23 +76,6 @@ static struct udphdr *srdma_push_udp(struct sk_buff *skb,
 	return udph;
 }
 
-/*
- * Finish the ICRC begun over the IP, UDP and BT headers: the rest of the
- * packet, linear or in frags, then store it in the last 4 bytes.
- */
-static void srdma_icrc_put(struct sk_buff *skb, u32 crc, u32 roce_len)
-{
-	u32 off = skb_transport_offset(skb) + sizeof(struct udphdr);
-	u8 icrc[ROCE_ICRC_LEN];
-
-	crc = srdma_skb_crc(skb, off + ROCE_BTH_LEN,
-			    roce_len - ROCE_BTH_LEN - ROCE_ICRC_LEN, crc);
-	if (unlikely(srdma_tx_cb(skb)->rxe_flush_icrc))
-		crc = srdma_skb_crc(skb, off, roce_len - ROCE_ICRC_LEN, crc);
-	roce_icrc_put(icrc, roce_icrc_final(crc));
-	skb_store_bits(skb, skb->len - ROCE_ICRC_LEN, icrc, ROCE_ICRC_LEN);
-}
-
 /* The path's route: cached per CPU, looked up again once it goes stale. */
 static struct rtable *srdma_route4(struct srdma_dev *sdev,
 				   struct srdma_path *path)
@@ -171,7 +154,7 @@ static int srdma_xmit4(struct srdma_dev *sdev, struct srdma_path *path,
 
 	/* The ICRC covers the IP ID: choose it before computing the ICRC. */
 	ip_select_ident(net, skb, NULL);
-	srdma_icrc_put(skb, roce_icrc_begin_ipv4(iph, udph), roce_len);
+	srdma_icrc_tx(skb, roce_icrc_begin_ipv4(iph, udph), roce_len);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	return ip_local_out(net, NULL, skb);
 drop:
@@ -208,7 +191,7 @@ static int srdma_xmit6(struct srdma_dev *sdev, struct srdma_path *path,
 	if (srdma_loop_route(dst))
 		return srdma_loop_xmit(sdev, skb);
 
-	srdma_icrc_put(skb, roce_icrc_begin_ipv6(ip6h, udph), roce_len);
+	srdma_icrc_tx(skb, roce_icrc_begin_ipv6(ip6h, udph), roce_len);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	return ip6_local_out(net, NULL, skb);
 drop:

@@ -61,11 +61,11 @@ void srdma_ud_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	}
 
 	srdma_ud_grh(to_rx_pkt(pkt)->skb, grh);
-	err = srdma_sge_xfer(qp, qp->rwqe->sge, qp->rwqe->num_sge, 0,
+	err = srdma_sge_xfer(qp, qp->resp.rwqe->sge, qp->resp.rwqe->num_sge, 0,
 			     SRDMA_GRH_LEN, &x);
 	if (!err)
-		err = srdma_pkt_to_sge(qp, pkt, qp->rwqe->sge,
-				       qp->rwqe->num_sge, SRDMA_GRH_LEN);
+		err = srdma_pkt_to_sge(qp, pkt, qp->resp.rwqe->sge,
+				       qp->resp.rwqe->num_sge, SRDMA_GRH_LEN);
 	if (err == -EAGAIN) {
 		/* An ODP page being mapped: the datagram is lost, the WQE kept. */
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);

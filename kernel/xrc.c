@@ -75,12 +75,12 @@ struct srdma_srq *srdma_xrc_resp_srq(struct srdma_qp *qp,
 	u32 num = roce_xrceth_srqn(roce_pkt_xrceth(pkt));
 	struct srdma_srq *srq;
 
-	if (qp->msg_open && num != qp->xrc_srqn)
+	if (qp->resp.msg_open && num != qp->resp.xrc_srqn)
 		return NULL;
 	srq = srdma_xsrq_lookup_rcu(num);
 	if (!srq || srq->ibsrq.ext.xrc.xrcd != qp->ibqp.xrcd)
 		return NULL;
-	qp->xrc_srqn = num;
+	qp->resp.xrc_srqn = num;
 	return srq;
 }
 
@@ -100,11 +100,11 @@ void srdma_xrc_flush_rwqe(struct srdma_qp *qp)
 
 	spin_lock_bh(&qp->rq_lock);
 	rcu_read_lock();
-	srq = qp->have_rwqe ? srdma_xsrq_lookup_rcu(qp->xrc_srqn) : NULL;
+	srq = qp->resp.have_rwqe ? srdma_xsrq_lookup_rcu(qp->resp.xrc_srqn) : NULL;
 	if (srq) {
-		cqe.wr_id = qp->rwqe->wr_id;
+		cqe.wr_id = qp->resp.rwqe->wr_id;
 		if (!srdma_cq_post(to_scq(srq->ibsrq.ext.cq), &cqe, false))
-			qp->have_rwqe = false;
+			qp->resp.have_rwqe = false;
 	}
 	rcu_read_unlock();
 	spin_unlock_bh(&qp->rq_lock);
