@@ -3,8 +3,9 @@
  * cost_ops: the RDMA operations the cost meter measures (make bench-cost).
  * One process opens device DEV_A and device DEV_B (two namespaces joined
  * by a veth, see bench/cost/guest.sh), connects an RC QP on each, runs
- * WARM operations, then COUNT more between the cost meter's start and stop
- * markers (cost_mark.h), WINDOW of them in flight, and checks that each
+ * COUNT operations to warm up (caches, allocators), then REPEAT times
+ * COUNT more between the cost meter's start and stop markers
+ * (cost_mark.h), WINDOW of them in flight, and checks that each
  * completed. A's QP is the requester: SEND and WRITE go from A's memory
  * to B's, READ brings B's into A's. Completions are polled, as perftest
  * does. For SENDs B keeps twice WINDOW receives posted, and its
@@ -12,6 +13,7 @@
  * queue (an RNR NAK and its timer would make the count depend on time).
  *
  * usage: cost_ops DEV_A GID_A DEV_B GID_B send|write|read SIZE COUNT WINDOW
+ *        [REPEAT]
  */
 #include <errno.h>
 #include <stdint.h>
@@ -22,8 +24,6 @@
 
 #include "verbs_util.h"
 #include "cost_mark.h"
-
-#define WARM		64	/* operations before the window */
 
 struct side {
 	struct ibv_context *ctx;
@@ -161,10 +161,10 @@ static void run(uint32_t count)
 
 int main(int argc, char **argv)
 {
-	uint32_t count;
+	uint32_t count, repeat = 1, i;
 
-	if (argc != 9) {
-		fprintf(stderr, "usage: cost_ops DEV_A GID_A DEV_B GID_B send|write|read SIZE COUNT WINDOW\n");
+	if (argc != 9 && argc != 10) {
+		fprintf(stderr, "usage: cost_ops DEV_A GID_A DEV_B GID_B send|write|read SIZE COUNT WINDOW [REPEAT]\n");
 		return 2;
 	}
 	if (!strcmp(argv[5], "send"))
@@ -178,16 +178,20 @@ int main(int argc, char **argv)
 	size = strtoul(argv[6], NULL, 0);
 	count = strtoul(argv[7], NULL, 0);
 	window = strtoul(argv[8], NULL, 0);
-	if (!size || !count || !window)
+	if (argc > 9)
+		repeat = strtoul(argv[9], NULL, 0);
+	if (!size || !count || !window || !repeat)
 		return 2;
 	side_open(&A, argv[1], atoi(argv[2]));
 	side_open(&B, argv[3], atoi(argv[4]));
 	side_connect(&A, &B);
 	side_connect(&B, &A);
-	run(WARM);
-	cost_start();
 	run(count);
-	cost_stop();
-	printf("%s %u x %u B: done\n", argv[5], count, size);
+	for (i = 0; i < repeat; i++) {
+		cost_start();
+		run(count);
+		cost_stop();
+	}
+	printf("%s %u x %u x %u B: done\n", argv[5], repeat, count, size);
 	return 0;
 }

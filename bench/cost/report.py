@@ -107,7 +107,18 @@ def load_run(rundir):
                 "count": int(count), "kernel": sum(cls.values()),
                 "user": user, "cls": cls, "top": top,
             })
-    return out
+    # A case's windows (guest.sh's COST_REPEAT): the median one stands
+    # for it; "spread" is how far its windows lie apart.
+    cases = {}
+    for w in out:
+        cases.setdefault((w["dev"], w["op"], w["size"]), []).append(w)
+    med = []
+    for ws in cases.values():
+        ws.sort(key=lambda w: w["kernel"])
+        m = dict(ws[len(ws) // 2])
+        m["spread"] = 100.0 * (ws[-1]["kernel"] - ws[0]["kernel"]) / m["kernel"]
+        med.append(m)
+    return med
 
 
 def opname(w):
@@ -178,12 +189,15 @@ def main():
                         ["%s (%.0f%%)" % (fmt(w["cls"][k] / c),
                                           100 * w["cls"][k] / w["kernel"])
                          for k in CLASSES] +
-                        [fmt(w["kernel"] / c), fmt(w["user"] / c)])
+                        [fmt(w["kernel"] / c), fmt(w["user"] / c),
+                         "%.2f%%" % w["spread"]])
         emit("Kernel %s: kernel instructions per message by class" % r,
              ["device", "operation"] + [TITLES[k] for k in CLASSES] +
-             ["kernel", "user"], rows,
+             ["kernel", "user", "spread"], rows,
              "user: the process's own instructions (it polls its CQs, so "
-             "they follow the time the operations take); not in kernel.")
+             "they follow the time the operations take); not in kernel. "
+             "spread: how far the case's windows in this boot lie apart "
+             "(largest less smallest, of the median).")
         rows = []
         for w in data[r]:
             c = w["count"]

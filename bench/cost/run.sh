@@ -21,10 +21,11 @@
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP" || exit 1
+. bench/sid_build.sh
 out=${1:?usage: run.sh OUTDIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
 plugin=$TOP/bench/cost/insn_cost.so
-env="SRDMA_MODROOT COST_CASES COST_WINDOW"
+env="SRDMA_MODROOT COST_CASES COST_WINDOW COST_REPEAT"
 runs=()
 
 # boot LABEL N [VAR=VALUE...]: one measured boot of the test VM into
@@ -56,15 +57,9 @@ for k in ${COST_KERNELS:-7.2 6.1}; do
 		done
 		;;
 	7.2)
-		root=$(qemu-scripts/rootfs.sh sid) || continue
-		kver=$(ls -1 "$root/lib/modules" | sort -V | tail -n 1)
-		qemu-scripts/rootfs-run.sh "$root" make -s module KVER="$kver" &&
-			qemu-scripts/rootfs-run.sh "$root" make -s -C provider \
-				O="$out/sid-provider" &&
-			VM_KROOT=$root qemu-scripts/stage-modules.sh "$kver" \
-				"$out/sid-modroot" >/dev/null || continue
+		sid_build "$out" >/dev/null || continue
 		for n in $(seq "${COST_RUNS:-2}"); do
-			boot 7.2 "$n" KVER="$kver" VM_ROOTFS="$root" \
+			boot 7.2 "$n" KVER="$SID_KVER" VM_ROOTFS="$SID_ROOT" \
 				SRDMA_MODROOT="$out/sid-modroot" \
 				SRDMA_PROVIDER="$out/sid-provider/libsoftrdma" \
 				VM_ENV="$env SRDMA_PROVIDER"
