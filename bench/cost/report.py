@@ -32,7 +32,8 @@ RE_COPY = re.compile(r"^_*(memcpy|memmove)|copy_(to|from)_(user|iter)|"
 RE_NET = re.compile(r"skb|^_*(ip|ipv4|ipv6|ip6|udp|udp4|udp6|udpv6|inet|"
                     r"inet6|net|netif|netdev|napi|dev|neigh|fib|fib4|fib6|"
                     r"dst|rt|rt6|eth|veth|gro|sk|sock|qdisc|sch|pfifo|nf|"
-                    r"csum|xfrm|l3mdev|raw|icmp|arp|tc|rps|xdp|flow|"
+                    r"csum|xfrm|l3mdev|raw_v4|raw_local|icmp|arp|tc|rps|xdp|"
+                    r"flow|"
                     r"validate|process_backlog|enqueue_to_backlog|"
                     r"page_pool)(_|$)")
 TRANSPORT_MODS = {"softrdma", "rdma_rxe"}

@@ -44,6 +44,8 @@ boot() {
 	runs+=("${dir##*/}")
 }
 
+command -v gnuplot >/dev/null ||
+	{ echo "run.sh: gnuplot is missing: run 'make deps-check'" >&2; exit 1; }
 start=$(date +%s)
 for k in ${COST_KERNELS:-7.2 6.1}; do
 	case $k in
