@@ -48,9 +48,10 @@ unpair() {
 
 # measure TYPE: every case between TYPE's two devices; the process on CPU 0.
 measure() {
-	local name=srdma op size count i
+	local name=srdma op size count _
 	[ "$1" = rxe ] && name=rxe
 	pair "$1" || { echo "# $1: no device pair"; return 1; }
+	# shellcheck disable=SC2086 # CASES is a list of words
 	set -- $CASES
 	while [ $# -ge 3 ]; do
 		op=$1 size=$2 count=$3
@@ -58,7 +59,7 @@ measure() {
 		timeout 900 chrt -i 0 "$COST_OPS" "${name}1" "$(gid_index "${name}1")" \
 			"${name}2" "$(gid_index "${name}2")" "$op" "$size" "$count" \
 			"$WINDOW" "$REPEAT" || { echo "# $name $op $size failed"; return 1; }
-		for i in $(seq "$REPEAT"); do
+		for _ in $(seq "$REPEAT"); do
 			echo "$win $name $op $size $count" >>"$VM_OUT/windows"
 			win=$((win + 1))
 		done
