@@ -16,6 +16,8 @@
 #   make bench-wire  between two hosts (namespaces, VMs): speed, a shared
 #                 bottleneck with CC on and off, loss; against rdma_rxe
 #   make bench-profile  perf of the wire path (two namespaces), by symbol
+#   make bench-cost  guest instructions per message of softrdma and
+#                 rdma_rxe, by symbol (a QEMU plugin, bench/cost/)
 #   make pyverbs  rdma-core's pyverbs suite over softrdma and rdma_rxe in
 #                 one VM; logs in build/pyverbs/
 #   make install  install module and provider on this machine
@@ -88,10 +90,10 @@ DEPS_CHECK := ethtool binutils clang librdmacm-dev \
 	gnuplot-nox tshark linux-perf \
 	dpkg-dev debhelper dh-dkms lintian mmdebstrap git
 
-.PHONY: all module print-ko print-kver dkms-src provider selftests deps deps-check demo check check-all check-debug bench bench-wire bench-profile pyverbs unit install \
+.PHONY: all module print-ko print-kver dkms-src provider selftests deps deps-check demo check check-all check-debug bench bench-wire bench-profile bench-cost bench-tools pyverbs unit install \
 	uninstall deb clean
 
-all: module provider selftests
+all: module provider selftests bench-tools
 
 # Every core for each build (kbuild, the provider, the test programs);
 # not in MAKEFLAGS, which the make calls of make check's scripts inherit.
@@ -136,6 +138,11 @@ selftests:
 	$(MAKE) $(JOBS) -C selftests
 	$(MAKE) $(JOBS) -C selftests/unit
 
+# The cost meter's QEMU plugin (host) and its guest program; the latter
+# links the selftests' library.
+bench-tools: selftests
+	$(MAKE) $(JOBS) -C bench/cost
+
 APT_GET := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 deps:
 	$(APT_GET) update
@@ -166,6 +173,9 @@ bench-profile: all
 	qemu-scripts/stage-modules.sh $(KVER) build/modroot
 	KVER=$(KVER) SRDMA_MODROOT=$(CURDIR)/build/modroot VM_ENV=SRDMA_MODROOT \
 		qemu-scripts/vm-run.sh -t 900 -o build/bench/profile -- bench/profile.sh
+
+bench-cost: all
+	bench/cost/run.sh build/bench/cost
 
 # Not in make check yet: softrdma still fails part of the suite.
 pyverbs: all
@@ -240,4 +250,5 @@ clean:
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C selftests/unit clean
+	$(MAKE) -C bench/cost clean
 	rm -rf build

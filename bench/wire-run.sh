@@ -14,6 +14,7 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
+. bench/sid_build.sh
 out=${1:?usage: wire-run.sh OUTDIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
 env="SRDMA_MODROOT REPS SECS BN_RATE BN_FLOWS BN_SECS BN_LAT_ITERS LOSS_SECS LOSS_REPS"
@@ -29,14 +30,8 @@ for run in ${WIRE_RUNS:-ns-6.1 ns-sid vms-6.1}; do
 		reports+=("$run=$out/$run")
 		;;
 	ns-sid)
-		root=$(qemu-scripts/rootfs.sh sid) || continue
-		kver=$(ls -1 "$root/lib/modules" | sort -V | tail -n 1)
-		qemu-scripts/rootfs-run.sh "$root" make -s module KVER="$kver" &&
-			qemu-scripts/rootfs-run.sh "$root" make -s -C provider \
-				O="$out/sid-provider" &&
-			VM_KROOT=$root qemu-scripts/stage-modules.sh "$kver" \
-				"$out/sid-modroot" || continue
-		KVER=$kver VM_ROOTFS=$root SRDMA_MODROOT=$out/sid-modroot \
+		sid_build "$out" || continue
+		KVER=$SID_KVER VM_ROOTFS=$SID_ROOT SRDMA_MODROOT=$out/sid-modroot \
 			SRDMA_PROVIDER=$out/sid-provider/libsoftrdma \
 			VM_ENV="$env SRDMA_PROVIDER" \
 			qemu-scripts/vm-run.sh -t 1800 -o "$out/$run" -- bench/wire.sh

@@ -225,6 +225,10 @@ vm_qemu_args() {
 	# shared by guests that run at once (run.sh's VM_QUEUE).
 	[ -z "${VM_SHARE:-}" ] || VM_QEMU_ARGS+=(
 		-virtfs "local,path=$VM_SHARE,mount_tag=share,security_model=none,multidevs=remap")
+	# VM_QEMU_EXTRA: more QEMU arguments, split at spaces (the cost
+	# meter's -icount and -plugin, bench/cost/run.sh).
+	# shellcheck disable=SC2206
+	[ -z "${VM_QEMU_EXTRA:-}" ] || VM_QEMU_ARGS+=($VM_QEMU_EXTRA)
 	# TCG: a CPU with the instructions kernels use when they exist
 	# (PCLMULQDQ for CRC-32, SSE4.2, ...), unless VM_CPU says otherwise.
 	if [ "$accel" = kvm ]; then

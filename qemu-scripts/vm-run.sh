@@ -24,6 +24,7 @@
 #   VM_ACCEL      tcg (default) or kvm;  VM_SMP: guest CPUs (default 2)
 #   VM_NUMA       2: two NUMA nodes (default 1)
 #   VM_CPU        TCG CPU model (default max)
+#   VM_QEMU_EXTRA more QEMU arguments, split at spaces
 #   VM_SHARE      a writable host directory the guest mounts at the same
 #                 path (guests that run at once share it)
 # Guest environment: VM_OUT (guest path of OUTDIR, writable, shared with
