@@ -3,7 +3,7 @@
  * libfabric over an RDMA device: tagged messages and RMA on a reliable
  * datagram (FI_EP_RDM) endpoint, by default of "verbs;ofi_rxm", the
  * endpoint MPI libraries and most libfabric applications use
- * (libfabric.sh, pair_libfabric.sh).
+ * (libfabric.sh api).
  *
  * usage: fabric_rdm server [-p PROV] [-P PORT] [-n ROUNDS] ADDR
  *        fabric_rdm client [-p PROV] [-P PORT] [-n ROUNDS] SERVER
