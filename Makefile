@@ -84,7 +84,7 @@ DEPS_BUILD := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 	libibverbs-dev rdma-core ibverbs-utils rdmacm-utils perftest
 # What "make deps-check" adds: the selftests' programs and the tools,
 # ULPs and packaging the tests drive (with their recommends).
-DEPS_CHECK := ethtool binutils clang librdmacm-dev \
+DEPS_CHECK := ethtool binutils clang librdmacm-dev libfabric-bin libfabric-dev \
 	nvme-cli fio qperf ucx-utils nfs-kernel-server open-iscsi diod \
 	openmpi-bin libopenmpi-dev dropbear-bin python3-pyverbs \
 	gnuplot-nox tshark linux-perf \

@@ -23,7 +23,15 @@
 #define SRDMA_MAX_MR		0x4000
 #define SRDMA_MAX_MR_SIZE	BIT_ULL(40)
 #define SRDMA_MAX_CQ		0x2000
-#define SRDMA_MAX_CQE		0x8000
+/*
+ * CQEs per CQ: as NICs report (mlx5 4M - 1), not rdma_rxe's 32K - 1.
+ * libfabric 1.17's ofi_rxm sizes its one verbs CQ for every peer it may
+ * have, (tx + rx) * FI_UNIVERSE_SIZE = (128 + 128) * 1024 by default, and
+ * its verbs provider passes that to ibv_create_cq() without a look at
+ * max_cqe: 256K is its need, 1M leaves room for more peers. A ring of 1M
+ * is 32 MiB, charged to its creator's memory cgroup.
+ */
+#define SRDMA_MAX_CQE		0x100000
 #define SRDMA_MAX_QP		0x1000
 #define SRDMA_MAX_AH		0x1000
 #define SRDMA_MAX_SRQ		0x1000
