@@ -25,8 +25,10 @@
  * Lock order, outermost first. A lock not listed under another is never
  * taken while it is held.
  *
- *   srdma_dev_lock (main.c, mutex): the device list
- *     srdma_net_lock (net.c, mutex): a namespace's UDP socket
+ *   rtnl (netdev events)
+ *     srdma_dev_lock (main.c, mutex): the device list; never held into
+ *         the core's (un)registration, which takes rtnl
+ *   srdma_net_lock (net.c, mutex): the namespaces' UDP sockets, a leaf
  *   qp->mod_lock (mutex): modify_qp and query_qp
  *     qp->sq_lock (BH): the send side, struct srdma_req and srdma_comp;
  *         never held with qp->rq_lock
@@ -36,6 +38,8 @@
  *       cq->lock (IRQ): a CQ's producers and notify state, a leaf
  *       srq->lock (BH): an SRQ's consumers
  *       mw->lock (BH): a window's binding
+ *       l->q.lock (loop.c, BH): a device's queue of looped packets,
+ *           a leaf (sending under either QP lock)
  *       srdma_atomic_lock (resp.c): every atomic of the module
  *         mr->odp_lock (BH): the pages of an ODP MR a copy may use,
  *             a leaf; under the QP locks without the atomic lock too
@@ -44,10 +48,10 @@
  *       mr->odp_lock
  *   qp->post_lock, srq->post_lock (IRQ): kernel consumers' producers, leaves
  *   the device's xarrays (mr_xa, ah_xa: IRQ-safe), leaves
- *   l->q.lock (loop.c, BH): a device's queue of looped packets, a leaf
  *
- * The data path takes no lock wider than a QP's: lookups by QPN, key and
- * AH number are RCU reads that take a reference.
+ * The data path takes no module-wide lock but srdma_atomic_lock, which
+ * atomics need (IB_ATOMIC_HCA); lookups by QPN, key and AH number are
+ * RCU reads that take a reference.
  */
 
 /**
