@@ -2,18 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # Hostile userspace: hostile_user.c, run as an unprivileged user, garbles
 # every ring it shares with srdma0 (SQ, RQ, SRQ, CQ indices and entries)
-# of victim RC, UC, UD, SRQ and XRC QPs with HOSTILE_USER_COUNT (default
-# 1000000) seeded mutations (seed HOSTILE_USER_SEED, default 1), rings
-# doorbells, resizes CQs, changes QP states and destroys objects under
-# traffic, while a second process's bystander RC QPs on the same device
-# move data checked byte for byte. Afterwards: no splat or stall in the
-# kernel log, sane counters, the device deletes and the module unloads
-# (no leaked reference), and rc_integrity passes on a fresh device.
+# of victim RC, UC, UD, SRQ and XRC QPs with HOSTILE_USER_COUNT seeded
+# mutations (default 250000, make check-all 1000000; seed
+# HOSTILE_USER_SEED, default 1), rings doorbells, resizes CQs, changes QP
+# states and destroys objects under traffic, while a second process's
+# bystander RC QPs on the same device move data checked byte for byte.
+# Afterwards: no splat or stall in the kernel log, sane counters, the
+# device deletes and the module unloads (no leaked reference), and
+# rc_integrity passes on a fresh device.
 . "$(dirname "$0")/../lib/lib.sh"
 trap srdma_cleanup EXIT
 
 SEED=${HOSTILE_USER_SEED:-1}
-COUNT=${HOSTILE_USER_COUNT:-1000000}
+COUNT=${HOSTILE_USER_COUNT:-$(check_full && echo 1000000 || echo 250000)}
 LIMIT=${HOSTILE_USER_TIMEOUT:-480}	# seconds for the whole program
 EXTRA=6
 

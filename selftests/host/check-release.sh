@@ -62,7 +62,7 @@ check "module index staged" env VM_KROOT="$root" \
 	qemu-scripts/stage-modules.sh "$kver" "$out/modroot" || finish
 
 # The VMs boot the release's kernel, not the one make check builds for.
-vm_env="SRDMA_MODROOT SRDMA_PROVIDER RELEASE_PROGS"
+vm_env="SRDMA_MODROOT SRDMA_PROVIDER RELEASE_PROGS CHECK_FULL"
 export KVER=$kver SRDMA_MODROOT=$out/modroot
 release_export "$root" "$out"
 

@@ -5,12 +5,14 @@
 # guests, then solo, alone), two-host pairs (pair, interop), and the
 # module and provider built for the other releases. "make check-all"
 # (CHECK_ALL=1) adds the ULP tests' rdma_rxe reference runs
-# (RXE_REFERENCE=1, see lib.sh) and the release matrix: check-release.sh's
-# guests on trixie and sid, check-package.sh on bookworm, trixie and sid.
+# (RXE_REFERENCE=1, see lib.sh), the full depth of the tests that repeat
+# a behaviour (CHECK_FULL=1: more mutations, connections, ranks) and the
+# release matrix: check-release.sh's guests on trixie and sid,
+# check-package.sh on bookworm, trixie and sid.
 # Prints the combined closing line and fails if anything failed.
 #
 # Environment: CHECK_LANES (parallel Debian 12 guests, default 2),
-# RXE_REFERENCE, RELEASES, PACKAGE_RELEASES and BUILD_RELEASES (lists;
+# RXE_REFERENCE, CHECK_FULL, RELEASES, PACKAGE_RELEASES and BUILD_RELEASES (lists;
 # see below).
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,7 +22,7 @@ cd "$TOP" || exit 1
 . selftests/host/check_lib.sh
 
 if [ -n "${CHECK_ALL:-}" ]; then
-	export RXE_REFERENCE=${RXE_REFERENCE:-1}
+	export RXE_REFERENCE=${RXE_REFERENCE:-1} CHECK_FULL=${CHECK_FULL:-1}
 	RELEASES=${RELEASES-trixie sid}
 	PACKAGE_RELEASES=${PACKAGE_RELEASES-bookworm trixie sid}
 else
@@ -42,7 +44,7 @@ guests() {
 	for i in $(seq "$n"); do
 		{
 			VM_SHARE=$out/queue VM_QUEUE=$out/queue \
-				VM_ENV="SRDMA_MODROOT VM_QUEUE RXE_REFERENCE" \
+				VM_ENV="SRDMA_MODROOT VM_QUEUE RXE_REFERENCE CHECK_FULL" \
 				qemu-scripts/vm-run.sh -t 3300 -o "$out/$i" -- \
 				selftests/run.sh -t "$tag" 2>&1
 			echo $? >"$out/$i.rc"
@@ -135,7 +137,7 @@ check_all() {
 		local name=$1 tag=$2 host t0=$(date +%s)
 		shift 2
 		echo "== two-host selftests: $name (VM pair)"
-		env "$@" VM_ENV="SRDMA_MODROOT PAIR_A RXE_REFERENCE" \
+		env "$@" VM_ENV="SRDMA_MODROOT PAIR_A RXE_REFERENCE CHECK_FULL" \
 			qemu-scripts/vm-pair.sh -t 1500 -o "$outdir/$name" -- \
 			"selftests/run.sh -t $tag" ::: "selftests/run.sh -t $tag"
 		local rc=$?

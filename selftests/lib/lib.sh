@@ -246,6 +246,14 @@ rxe_reference() {
 	[ "${RXE_REFERENCE:-0}" = 1 ]
 }
 
+# check_full: make check-all's depth (CHECK_FULL=1, which it sets). Tests
+# that repeat one behaviour many times (mutations, connections, ranks)
+# repeat it fewer times otherwise, to keep make check in its budget
+# (README: Tests); the behaviour checked is the same.
+check_full() {
+	[ "${CHECK_FULL:-0}" = 1 ]
+}
+
 # rxe0, rdma_rxe's device, in the same setup: the reference to compare
 # with. rdma_rxe in 6.1 lives in the initial namespace only, so softrdma
 # must not hold its UDP port 4791 there (srdma_cleanup first).
