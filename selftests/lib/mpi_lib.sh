@@ -12,7 +12,8 @@ MPI_CHECKS=("pingpong 8 B" "pingpong 4096 B" "pingpong 65536 B"
 	"put 1 MiB to a neighbour, fence" "get 1 MiB from a neighbour, fence"
 	"allreduce 2 MiB sum" "bcast 2 MiB" "alltoall")
 # The bytes of mpi_check's ping-pongs, both ways: each size 101 times (one
-# untimed round trip, then 100) from rank 0 and back from rank 1.
+# untimed round trip, then 100) from rank 0 and back from rank 1; each
+# host sends its half.
 MPI_PINGPONG_BYTES=$(((8 + 4096 + 65536 + 1048576) * 2 * 101))
 # ucx_perftest's runs (OUT-suffix ARGS...) and its side channel's port.
 UCX_PERF_RUNS=("lat -t tag_lat -s 8 -n 1000" "bw -t tag_bw -s 1048576 -n 100")
