@@ -2,12 +2,17 @@
 /*
  * Completer and retry of RC send queues: ACKs, NAKs and read responses
  * complete WQEs in order; a timeout, a sequence NAK or an RNR NAK sends
- * again from the oldest unacknowledged WQE (go-back-N).
+ * again from the oldest unacknowledged WQE (go-back-N). A tail loss
+ * probe, a few round trips after the last progress, asks for an ACK
+ * long before the QP's timeout would (proto/roce_rtt.h).
  *
  * Everything here runs under qp->sq_lock, from receive (softirq) and
  * from the QP timer.
  */
 #include "req.h"
+
+/* Tail loss probes in one wait for an ACK; the QP's timer ends it anyway. */
+#define SRDMA_MAX_PROBES	6
 
 /* RNR timer codes of the IB spec, in microseconds. */
 static const u32 srdma_rnr_us[32] = {
@@ -108,6 +113,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	for (i = qp->sq.idx; i != qp->req.fetched; i++)
 		srdma_st(qp, i)->rd_out = false;
 	qp->req.rd_out = 0;
+	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
 	st = srdma_st(qp, qp->sq.idx);
 	qp->req.idx = qp->sq.idx;
 	if (srdma_wqe(qp, qp->sq.idx)->opcode == IB_UVERBS_WR_RDMA_READ) {
@@ -123,6 +129,81 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	}
 	qp->req.psn = psn;
 	qp->comp.una_psn = psn;
+}
+
+/* Time the packet @psn, sent for the first time, unless one is timed. */
+void srdma_comp_rtt_start(struct srdma_qp *qp, u32 psn)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->comp.rtt_timing)
+		return;
+	qp->comp.rtt_timing = true;
+	qp->comp.rtt_psn = psn;
+	qp->comp.rtt_ns = ktime_get_ns();
+}
+
+/*
+ * When a tail loss probe is due: a probe timeout after the last progress,
+ * or after the last probe twice the wait before it (a lost probe or a lost
+ * answer to it: the QP's timer comes only later).
+ * Return: false if none is: no round trip measured yet, the probes of
+ * this wait are spent, or several reads or atomics are out. Their answers
+ * stream from a responder that serves them in turn: one that stalls is
+ * mostly a busy responder, not a lost packet, and a probe would ask again
+ * for what is on its way. A single one is probed as any request: its
+ * last response lost is an RPC's tail loss.
+ */
+static bool srdma_comp_pto_due(struct srdma_qp *qp, unsigned long *due)
+{
+	u32 pto = roce_rtt_pto_us(&qp->comp.rtt);
+
+	if (!pto || qp->comp.probes >= SRDMA_MAX_PROBES ||
+	    qp->req.rd_out > 1)
+		return false;
+	if (!qp->comp.probes)
+		*due = qp->comp.ack_stamp + usecs_to_jiffies(pto);
+	else
+		*due = qp->comp.probe_stamp +
+		       (usecs_to_jiffies(pto) << qp->comp.probes);
+	return true;
+}
+
+/*
+ * Arm the QP timer for the first of the probe and the ACK timeout, unless
+ * it is armed sooner already: it then finds what is due when it fires.
+ * No ACK timeout (0), no timer and no probe.
+ */
+void srdma_comp_arm(struct srdma_qp *qp)
+{
+	unsigned long timeout = srdma_ack_timeout(qp);
+	unsigned long due = qp->comp.ack_stamp + timeout;
+	unsigned long pto;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (!timeout || qp->dying)
+		return;
+	if (srdma_comp_pto_due(qp, &pto) && time_before(pto, due))
+		due = pto;
+	timer_reduce(&qp->comp.timer, due);
+}
+
+/*
+ * A tail loss probe: no answer for a probe timeout, and the QP's timer is
+ * not due yet. The oldest unacknowledged packet goes again, alone, asking
+ * for an ACK (srdma_req_window()): its answer shows what arrived, and the
+ * requester moves past that (srdma_req_forward()), or it was the lost
+ * packet itself. The responder answers a duplicate without executing it
+ * again. A probe is not a loss signal: neither the window nor the rate is
+ * cut, and no retry is used: retry_cnt counts the QP's timeouts alone.
+ */
+static void srdma_comp_probe(struct srdma_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	qp->comp.probes++;
+	qp->comp.probe_stamp = jiffies;
+	qp->comp.probing = true;
+	srdma_count(qp_sdev(qp), SRDMA_CNT_TLP_PROBES);
+	srdma_req_rewind(qp);
 }
 
 void srdma_timer_fn(struct timer_list *t)
@@ -141,18 +222,25 @@ void srdma_timer_fn(struct timer_list *t)
 		qp->comp.rnr_wait = false;
 	} else if (srdma_req_waiting(qp)) {
 		unsigned long due = qp->comp.ack_stamp + srdma_ack_timeout(qp);
+		unsigned long pto;
 
-		/* Progress since the timer was set: wait out the rest. */
 		if (time_before(jiffies, due)) {
-			if (!qp->dying)
-				mod_timer(&qp->comp.timer, due);
-			goto out;
+			/* Progress since the timer was set: wait out the rest. */
+			if (!srdma_comp_pto_due(qp, &pto) ||
+			    time_before(jiffies, pto)) {
+				srdma_comp_arm(qp);
+				goto out;
+			}
+			srdma_comp_probe(qp);
+			goto run;
 		}
 		if (!qp->comp.retry_left) {
 			fail = srdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
 			goto out;
 		}
 		qp->comp.retry_left--;
+		qp->comp.probes = 0;
+		qp->comp.probing = false;
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RETRY_TIMEOUTS);
 		/* Lost, or queued: resend the first alone, and slower. */
 		roce_cwnd_timeout(&qp->req.cwnd,
@@ -160,6 +248,7 @@ void srdma_timer_fn(struct timer_list *t)
 		srdma_cc_loss(qp);
 		srdma_req_rewind(qp);
 	}
+run:
 	fail = __srdma_req_run(qp);
 out:
 	srdma_req_unlock(qp, fail);
@@ -215,6 +304,20 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		srdma_req_forward(qp, psn);
 		if (roce_psn_after(psn, qp->req.psn))
 			psn = qp->req.psn;
+	}
+	qp->comp.probing = false;	/* answered: the window is back */
+	if (psn == qp->comp.una_psn)
+		return true;
+	if (qp->comp.rtt_timing && roce_psn_after(psn, qp->comp.rtt_psn)) {
+		u64 us = div_u64(ktime_get_ns() - qp->comp.rtt_ns,
+				 NSEC_PER_USEC);
+
+		roce_rtt_sample(&qp->comp.rtt, min_t(u64, us, U32_MAX));
+		qp->comp.rtt_timing = false;
+	}
+	if (qp->comp.probes) {
+		qp->comp.probes = 0;
+		srdma_count(qp_sdev(qp), SRDMA_CNT_TLP_RECOVERIES);
 	}
 	roce_cwnd_ack(&qp->req.cwnd, roce_psn_diff(psn, qp->comp.una_psn),
 		      SRDMA_WINDOW);

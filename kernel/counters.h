@@ -19,6 +19,8 @@ enum srdma_counter {
 	SRDMA_CNT_RX_BYTES,
 	SRDMA_CNT_RETRANSMITS,		/* request packets sent again */
 	SRDMA_CNT_RETRY_TIMEOUTS,	/* local ACK timeouts */
+	SRDMA_CNT_TLP_PROBES,		/* tail loss probes sent (comp.c) */
+	SRDMA_CNT_TLP_RECOVERIES,	/* probes answered by progress */
 	SRDMA_CNT_SEQ_NAKS_SENT,
 	SRDMA_CNT_SEQ_NAKS_RCVD,
 	SRDMA_CNT_RNR_NAKS_SENT,

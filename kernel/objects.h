@@ -20,6 +20,7 @@
 #include "proto/roce_cwnd.h"
 #include "proto/roce_dcqcn.h"
 #include "proto/roce_parse.h"
+#include "proto/roce_rtt.h"
 
 /*
  * Lock order, outermost first. A lock not listed under another is never
@@ -523,6 +524,15 @@ struct srdma_req {
  * @rnr_wait: sending paused until @timer fires
  * @read_gap: a read response went missing and the read was asked again;
  *	cleared by the next response taken
+ * @rtt: round-trip estimate (proto/roce_rtt.h), for the probe timeout
+ * @rtt_ns: when the packet being timed left (ktime_get_ns())
+ * @rtt_psn: that packet's PSN, while @rtt_timing
+ * @rtt_timing: a packet sent once is being timed; a rewind stops it, for
+ *	the ACK could answer either copy (Karn)
+ * @probe_stamp: jiffies of the last tail loss probe
+ * @probes: probes sent since the last progress or timeout; each waits
+ *	twice as long as the one before
+ * @probing: a probe is out: one packet in flight until an answer
  */
 struct srdma_comp {
 	u32 una_psn;
@@ -532,6 +542,13 @@ struct srdma_comp {
 	u8 rnr_left;
 	bool rnr_wait;
 	bool read_gap;
+	struct roce_rtt rtt;
+	u64 rtt_ns;
+	u32 rtt_psn;
+	unsigned long probe_stamp;
+	bool rtt_timing;
+	u8 probes;
+	bool probing;
 };
 
 /**

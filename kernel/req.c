@@ -306,7 +306,7 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		/* and the packet that fills the window, which an ACK opens */
 		.ackreq = rc && (last || !(qp->req.psn % SRDMA_ACK_EVERY) ||
 				 roce_psn_diff(qp->req.psn, qp->comp.una_psn) + 1 >=
-				 qp->req.cwnd.cwnd),
+				 srdma_req_window(qp)),
 	};
 	struct srdma_path *path = &qp->path;
 	struct sk_buff *skb;
@@ -396,9 +396,16 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 						-IB_WC_LOC_LEN_ERR;
 		}
 	}
-	/* A lost packet is a lost packet: RC sends it again. */
-	if (roce_psn_before(qp->req.psn, qp->req.sent_psn))
-		srdma_count(qp_sdev(qp), SRDMA_CNT_RETRANSMITS);
+	/*
+	 * A lost packet is a lost packet: RC sends it again (a probe counts
+	 * as one, not as a resend). A packet sent once may be timed.
+	 */
+	if (roce_psn_before(qp->req.psn, qp->req.sent_psn)) {
+		if (!qp->comp.probing)
+			srdma_count(qp_sdev(qp), SRDMA_CNT_RETRANSMITS);
+	} else if (bth.ackreq) {
+		srdma_comp_rtt_start(qp, qp->req.psn);
+	}
 	srdma_cc_sent(qp, skb->len);
 	srdma_xmit_path(qp_sdev(qp), path, skb);
 
@@ -469,7 +476,8 @@ bool srdma_sq_order_ok(struct srdma_qp *qp)
 /* Send what the window allows. Return: true if the QP must enter ERR. */
 bool __srdma_req_run(struct srdma_qp *qp)
 {
-	bool idle = !srdma_req_waiting(qp);
+	/* A probe's rewind is no idle spell: the ACK timeout runs on. */
+	bool idle = !srdma_req_waiting(qp) && !qp->comp.probing;
 	u32 burst_psn = qp->comp.una_psn;	/* RC: the window; else this call */
 	u32 posted, started = 0;
 	int avail, err;
@@ -499,7 +507,7 @@ bool __srdma_req_run(struct srdma_qp *qp)
 		 * from the work item, so one call cannot hog the CPU.
 		 */
 		if (roce_psn_diff(qp->req.psn, burst_psn) >=
-		    (srdma_qp_reliable(qp) ? qp->req.cwnd.cwnd : SRDMA_WINDOW)) {
+		    (srdma_qp_reliable(qp) ? srdma_req_window(qp) : SRDMA_WINDOW)) {
 			if (!srdma_qp_reliable(qp))
 				queue_work(srdma_tx_wq, &qp->req.work);
 			break;
@@ -556,15 +564,13 @@ bool __srdma_req_run(struct srdma_qp *qp)
 	}
 	/*
 	 * The ACK timeout counts from the first request after an idle spell
-	 * or from the last progress (see srdma_timer_fn()): the timer is left
-	 * running and only armed when it is not.
+	 * or from the last progress (see srdma_timer_fn()). An answer still
+	 * to come waits on the timer, even when all is ACKed.
 	 */
-	/* An answer still to come waits on the timer, even when all is ACKed. */
 	if (srdma_req_waiting(qp)) {
 		if (idle)
 			qp->comp.ack_stamp = jiffies;
-		if (!timer_pending(&qp->comp.timer))
-			srdma_arm_timer(qp, srdma_ack_timeout(qp));
+		srdma_comp_arm(qp);
 	}
 	return srdma_comp_progress(qp);
 }
@@ -596,6 +602,10 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	qp->comp.rnr_wait = false;
 	qp->comp.read_gap = false;
+	roce_rtt_init(&qp->comp.rtt);
+	qp->comp.rtt_timing = false;
+	qp->comp.probes = 0;
+	qp->comp.probing = false;
 	qp->req.sq_bad = false;
 	qp->req.rxe_flush_icrc = false;
 	roce_cwnd_init(&qp->req.cwnd, SRDMA_CWND_INIT, SRDMA_WINDOW);
@@ -612,11 +622,12 @@ void srdma_req_start(struct srdma_qp *qp)
  *
  * WQEs posted and not completed, and of those not sent yet; the oldest
  * unacknowledged and the next PSN; reads and atomics unanswered; retries
- * left; whether the ACK (or RNR) timer is armed and an RNR NAK pauses it.
+ * left; whether the ACK (or RNR) timer is armed and an RNR NAK pauses it;
+ * the smoothed round trip that times tail loss probes.
  */
 int srdma_req_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 {
-	u32 open, sent, una, next, rd_out, retry;
+	u32 open, sent, una, next, rd_out, retry, srtt;
 	bool timer, rnr;
 
 	spin_lock_bh(&qp->sq_lock);
@@ -636,6 +647,7 @@ int srdma_req_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 	retry = qp->comp.retry_left;
 	timer = timer_pending(&qp->comp.timer);
 	rnr = qp->comp.rnr_wait;
+	srtt = qp->comp.rtt.srtt;
 	spin_unlock_bh(&qp->sq_lock);
 
 	if (rdma_nl_put_driver_u32(msg, "sq_open_wqes", open) ||
@@ -646,7 +658,8 @@ int srdma_req_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
 	    rdma_nl_put_driver_u32(msg, "rd_out", rd_out) ||
 	    rdma_nl_put_driver_u32(msg, "retry_left", retry) ||
 	    rdma_nl_put_driver_u32(msg, "ack_timer", timer) ||
-	    rdma_nl_put_driver_u32(msg, "rnr_wait", rnr))
+	    rdma_nl_put_driver_u32(msg, "rnr_wait", rnr) ||
+	    rdma_nl_put_driver_u32(msg, "srtt_us", srtt))
 		return -EMSGSIZE;
 	return 0;
 }

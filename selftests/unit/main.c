@@ -18,6 +18,7 @@ static const struct ktap_suite *const suites[] = {
 	&psn_suite,
 	&dcqcn_suite,
 	&cwnd_suite,
+	&rtt_suite,
 };
 
 int main(int argc, char **argv)

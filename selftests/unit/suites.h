@@ -14,5 +14,6 @@ extern const struct ktap_suite mutation_suite;
 extern const struct ktap_suite psn_suite;
 extern const struct ktap_suite dcqcn_suite;
 extern const struct ktap_suite cwnd_suite;
+extern const struct ktap_suite rtt_suite;
 
 #endif /* SOFTRDMA_UNIT_SUITES_H */
