@@ -12,7 +12,9 @@
 #    percentile) across the queue meanwhile; per mode (softrdma with CC
 #    on and off, rdma_rxe);
 #  - loss: median goodput of one flow at 1% and 5% random loss behind a
-#    drop-tail bottleneck, per mode, with the spread.
+#    drop-tail bottleneck, per mode, with the spread;
+#  - rpc: request/response time per iteration, loss-free and lossy at QP
+#    timeouts 14 and 18, the slowdowns and issue 36's goals (4x, 6x).
 # OUTDIR/wire-LABEL.png: each flow's rate over time, a panel a mode.
 set -eu
 out=$1
@@ -104,6 +106,32 @@ lossy() {
 		$1, $3, $4, $5, $6, $7 }' "$2" | sort
 }
 
+# rpc LABEL STATS: the request/response table of one setting.
+rpc() {
+	grep -q ' rpc_' "$2" || return 0
+	echo "$1: ping-pong (ib_send_lat t_avg, us/iteration), 1 ms each way, MTU 1024"
+	awk '
+		$2 ~ /^rpc_/ { v[$1 " " $2 " " $3] = $4 }
+		function f(x) { return x == "" ? "-" : sprintf("%.0f", x) }
+		function r(a, b) { return (a == "" || b + 0 == 0) ? "-" : sprintf("%.1fx", a / b) }
+		END {
+			printf "%-9s %6s %8s %9s %6s %9s %6s  %s\n", "mode", "bytes",
+				"clean", "lossy t14", "slow", "lossy t18", "slow", "goal"
+			split("softrdma rxe", modes, " ")
+			for (i = 1; i <= 2; i++)
+				for (s = 4096; s <= 65536; s *= 16) {
+					m = modes[i]
+					c = v[m " rpc_clean_us " s]
+					a = v[m " rpc_lossy_t14_us " s]
+					b = v[m " rpc_lossy_t18_us " s]
+					if (c == "" && a == "" && b == "")
+						continue
+					printf "%-9s %6d %8s %9s %6s %9s %6s  <=4x, <=6x\n",
+						m, s, f(c), f(a), r(a, c), f(b), r(b, c)
+				}
+		}' "$2"
+}
+
 # plot LABEL DIR: each flow's rate over time, a panel a mode.
 plot() {
 	local f files=() n top
@@ -139,5 +167,7 @@ for arg; do
 		lossy "$label" "$out/wire-$label.stats"
 		plot "$label" "$dir"
 	fi
+	echo
+	rpc "$label" "$out/wire-$label.stats"
 	[ -s "$dir/wire-counters.txt" ] && cp "$dir/wire-counters.txt" "$out/wire-$label-counters.txt"
 done | tee "$out/wire.txt"

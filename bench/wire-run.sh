@@ -17,7 +17,8 @@ cd "$TOP" || exit 1
 . bench/sid_build.sh
 out=${1:?usage: wire-run.sh OUTDIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
-env="SRDMA_MODROOT REPS SECS BN_RATE BN_FLOWS BN_SECS BN_LAT_ITERS LOSS_SECS LOSS_REPS"
+env="SRDMA_MODROOT REPS SECS BN_RATE BN_FLOWS BN_SECS BN_LAT_ITERS LOSS_SECS LOSS_REPS
+	RPC_REPS RPC_ITERS WIRE_CASES"
 reports=()
 
 for run in ${WIRE_RUNS:-ns-6.1 ns-sid vms-6.1}; do

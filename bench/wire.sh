@@ -13,7 +13,14 @@
 #    queue from the 5th second on; softrdma with CC on, with CC off, and
 #    rdma_rxe;
 #  - loss: a drop-tail BN_RATE bottleneck that also drops 1% or 5% at
-#    random; one 64 KiB ib_write_bw flow, LOSS_REPS runs; same modes.
+#    random; one 64 KiB ib_write_bw flow, LOSS_REPS runs; same modes;
+#  - rpc: request/response (ib_send_lat's ping-pong, t_avg) at 4 KiB and
+#    64 KiB over a 1 ms delay each way, path MTU 1024 (ibv_rc_pingpong's),
+#    loss-free, then lossy (10% reorder, 5% loss, 1% duplication one way,
+#    5% loss the other), at QP timeouts 14 (ibv_rc_pingpong's) and 18
+#    (rdma_cm's); RPC_REPS runs of RPC_ITERS iterations (a third of them
+#    at 64 KiB); softrdma (CC on) and rdma_rxe.
+# WIRE_CASES picks some of "speed shared loss rpc" (default all).
 # Writes MODE,TEST,PARAM,VALUE lines to $VM_OUT/wire.csv and each
 # bottleneck run's per-second flow rates to $VM_OUT/series-MODE.dat (a
 # column a flow); bench/wire-report.sh reads them.
@@ -30,6 +37,9 @@ BN_SECS=${BN_SECS:-40}
 BN_LAT_ITERS=${BN_LAT_ITERS:-200}
 LOSS_SECS=${LOSS_SECS:-10}
 LOSS_REPS=${LOSS_REPS:-3}
+RPC_REPS=${RPC_REPS:-2}
+RPC_ITERS=${RPC_ITERS:-100}
+WIRE_CASES=${WIRE_CASES:-speed shared loss rpc}
 CSV=$VM_OUT/wire.csv
 PORT=18520
 # shellcheck disable=SC2034 # pair_run's (wire_lib.sh)
@@ -104,6 +114,48 @@ lossy() {
 	counters "$1-loss"
 }
 
+# netem_both clean|lossy: rpc's two directions (ns1 -> ns2 is the lossy
+# one's worse way).
+netem_both() {
+	local fwd="delay 1ms" back="delay 1ms"
+	if [ "$1" = lossy ]; then
+		fwd="delay 1ms reorder 10% loss 5% duplicate 1%"
+		back="delay 1ms loss 5%"
+	fi
+	ip netns exec ns1 tc qdisc del dev veth1 root 2>/dev/null
+	ip netns exec ns2 tc qdisc del dev veth2 root 2>/dev/null
+	# shellcheck disable=SC2086
+	ip netns exec ns1 tc qdisc add dev veth1 root netem $fwd &&
+		ip netns exec ns2 tc qdisc add dev veth2 root netem $back
+}
+
+# rpc MODE: the request/response table: rpc_clean_us (timeout 14 alone:
+# nothing is lost), rpc_lossy_t14_us and rpc_lossy_t18_us, per size.
+rpc() {
+	local net u size n
+	for net in clean lossy; do
+		netem_both "$net" || return
+		for u in 14 18; do
+			[ "$net" = clean ] && [ "$u" = 18 ] && continue
+			for size in 4096 65536; do
+				n=$RPC_ITERS
+				[ "$size" -gt 4096 ] && n=$((RPC_ITERS / 3))
+				PERF_TIMEOUT=600 REPS=$RPC_REPS point "$1" \
+					"rpc_${net}$([ "$net" = lossy ] && echo "_t$u")_us" \
+					"$size" 6 ib_send_lat "$size" -n "$n" -u "$u" -m 1024
+			done
+		done
+	done
+	ip netns exec ns1 tc qdisc del dev veth1 root 2>/dev/null
+	ip netns exec ns2 tc qdisc del dev veth2 root 2>/dev/null
+	counters "$1-rpc"
+}
+
+# has_case NAME: WIRE_CASES holds NAME.
+has_case() {
+	[[ " $WIRE_CASES " == *" $1 "* ]]
+}
+
 # cc_for MODE: softrdma's CC off for a MODE named *_ccoff, else on.
 cc_for() {
 	case $1 in
@@ -119,14 +171,24 @@ wire() {
 	srdma_cleanup
 	[ "$1" = softrdma ] && modes+=(softrdma_ccoff)
 	wire_pair "$1" && rps_all ns2 veth2 || return
-	speed "$1"
-	counters "$1-speed"
-	bottleneck ns1 veth1 "$BN_RATE" codel || return
+	if has_case speed; then
+		speed "$1"
+		counters "$1-speed"
+	fi
+	if has_case rpc; then
+		cc_params 1
+		rpc "$1"
+	fi
+	if has_case shared || has_case loss; then
+		bottleneck ns1 veth1 "$BN_RATE" codel || return
+	fi
 	for mode in "${modes[@]}"; do
+		has_case shared || break
 		cc_for "$mode"
 		shared "$mode"
 	done
 	for mode in "${modes[@]}"; do
+		has_case loss || break
 		cc_for "$mode"
 		lossy "$mode"
 	done

@@ -6,7 +6,8 @@
 # 20) MiB with SEND, RDMA WRITE and RDMA READ and checks every byte, then
 # 2000 FETCH_AND_ADDs and 2000 ATOMIC WRITEs must each run once, in order
 # (no replayed duplicate executed twice). No error completion is allowed. Corrupted packets must
-# die at the ICRC.
+# die at the ICRC. Late packets (one in ten held 20 ms) must draw tail loss
+# probes, which execute nothing twice either.
 . "$(dirname "$0")/../lib/lib.sh"
 trap srdma_cleanup EXIT
 
@@ -20,10 +21,11 @@ CASES=(
 	"reordering|delay 1ms reorder 25% 50%"
 	"duplication|duplicate 5%"
 	"corruption|corrupt 1%"
+	"late packets|delay 20ms reorder 90%"
 )
 PER_CASE=$((1 + ${#NETEM_OPS}))	# rc_stream: connect, then one per op
 
-ktap_plan $((2 + ${#CASES[@]} * PER_CASE + 1))
+ktap_plan $((2 + ${#CASES[@]} * PER_CASE + 2))
 srdma_cleanup
 
 # fold_case N CMD...: CMD's N TAP results become ours, named by the case;
@@ -65,6 +67,7 @@ if [ $netem_ok -ne 0 ]; then
 		done
 	done
 	ktap_skip "corruption: ICRC drops counted" "no tc netem"
+	ktap_skip "late packets: tail loss probes sent" "no tc netem"
 	ktap_finish
 fi
 ktap_result "tc netem on a veth" 0
@@ -79,6 +82,7 @@ for c in "${CASES[@]}"; do
 		ip netns exec ns$ns tc qdisc add dev veth$ns root netem $args
 	done
 	icrc0=$(sum_counter drop_bad_icrc srdma1 srdma2)
+	tlp0=$(sum_counter tlp_probes srdma1 srdma2)
 	t0=$(date +%s)
 	fold_case $PER_CASE timeout -k 5 100 "$PROGS/rc_stream" srdma1 srdma2 \
 		"$MIB" "$SEED" "$NETEM_OPS"
@@ -91,6 +95,12 @@ for c in "${CASES[@]}"; do
 		ktap_print "drop_bad_icrc of both devices grew by $((icrc1 - icrc0))"
 		ktap_result "corruption: ICRC drops counted" \
 			"$([ $((icrc1 - icrc0)) -gt 0 ]; echo $?)"
+	fi
+	if [ "$case" = "late packets" ]; then
+		tlp1=$(sum_counter tlp_probes srdma1 srdma2)
+		ktap_print "tlp_probes of both devices grew by $((tlp1 - tlp0))"
+		ktap_result "late packets: tail loss probes sent" \
+			"$([ $((tlp1 - tlp0)) -gt 0 ]; echo $?)"
 	fi
 done
 ktap_finish

@@ -258,33 +258,45 @@ static void t_access_event(void)
 
 /*
  * The peer QP is gone: retry_cnt retries of the local ACK timeout, then
- * IBV_WC_RETRY_EXC_ERR, no sooner and not much later.
+ * IBV_WC_RETRY_EXC_ERR, no sooner and not much later. The QP measured a
+ * round trip first (eight WRITEs answered), so tail loss probes go out
+ * between the timeouts: they must neither use a retry nor delay the error.
  */
 static void t_retry_exceeded(void)
 {
 	/* 4.096 us * 2^timeout, (retry_cnt + 1) times */
 	uint64_t budget = 4096ull * (1u << 14) / 1000000 * 4, t0, ms = 0;
 	struct ep a = {}, b = {};
+	int64_t probes = -1;
 	bool ok = false;
+	int i;
 
 	retry_cnt = 3;
 	if (!pair_open(&a, &b, 64))
 		goto out;
+	for (i = 0; i < 8; i++)
+		if (!post_one(&a, IBV_WR_RDMA_WRITE, dst_mr->rkey) ||
+		    !wc_ok(a.cq, 7, IBV_WC_SUCCESS))
+			goto out;
+	probes = hw_counter(ctx, "tlp_probes");
 	ibv_destroy_qp(b.qp);
 	b.qp = NULL;
 	t0 = now_ms();
 	ok = post_one(&a, IBV_WR_RDMA_WRITE, dst_mr->rkey) &&
 	     wc_ok(a.cq, 7, IBV_WC_RETRY_EXC_ERR);
 	ms = now_ms() - t0;
-	ktap_print("RETRY_EXC_ERR after %llu ms, budget %llu ms",
-		   (unsigned long long)ms, (unsigned long long)budget);
+	probes = hw_counter(ctx, "tlp_probes") - probes;
+	ktap_print("RETRY_EXC_ERR after %llu ms, budget %llu ms, %lld probes",
+		   (unsigned long long)ms, (unsigned long long)budget,
+		   (long long)probes);
 	ok = ok && ktap_expect(ms >= budget * 9 / 10 && ms <= 2 * budget + 2000,
 			       "not within the budget") &&
+	     ktap_expect(probes > 0, "no tail loss probe") &&
 	     ktap_expect(qp_state(a.qp) == IBV_QPS_ERR, "state %d",
 			 qp_state(a.qp));
 out:
 	retry_cnt = 7;
-	ktap_result(ok, "peer QP gone: IBV_WC_RETRY_EXC_ERR after retry_cnt timeouts");
+	ktap_result(ok, "peer QP gone: IBV_WC_RETRY_EXC_ERR after retry_cnt timeouts, probes between");
 	ep_close(&a);
 	ep_close(&b);
 }
