@@ -472,7 +472,12 @@ static void t_memcg(const struct big *b, long long max)
 	ok = ktap_expect(n > 0, "not one made") && ok;
 	ok = ktap_expect(rings <= max, "%.1f MiB of rings past memory.max %.1f MiB",
 			 rings / MiB, max / MiB) && ok;
-	ok = ktap_expect(kbase >= 0 && kpeak - kbase >= rings,
+	/*
+	 * memory.stat lags memory.current by the charges still batched per
+	 * CPU (64 pages each): 1 MiB of slack, against rings of 32 MiB and
+	 * more.
+	 */
+	ok = ktap_expect(kbase >= 0 && kpeak - kbase + MiB >= rings,
 			 "memory.current less file and anon rose %.1f MiB, less than the rings",
 			 (kpeak - kbase) / MiB) && ok;
 	ok = ktap_expect(cg_read("memory.events", "max") > ev_max,
