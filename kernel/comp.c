@@ -87,22 +87,43 @@ static bool srdma_req_fail_oldest(struct srdma_qp *qp, u8 status)
 }
 
 /* Nothing sent that is not answered: no WQE for a NAK to fail. */
-static bool srdma_req_none_sent(const struct srdma_qp *qp)
+bool srdma_req_none_sent(const struct srdma_qp *qp)
 {
 	return qp->sq.idx == qp->req.idx && !qp->req.off;
 }
 
 /*
- * Go back to the oldest unacknowledged PSN (go-back-N): a send or write
- * resumes with the packet at qp->comp.una_psn, a read is asked again for the
- * responses not yet placed (a new request for the rest, IBA 9.7.5.1.1).
+ * Point the requester at the first packet to send again: in the oldest
+ * WQE, a send or write's packet at qp->comp.una_psn, a read's request for
+ * the responses not yet placed (a new request for the rest, IBA
+ * 9.7.5.1.1), else the WQE's first packet.
+ */
+void srdma_req_oldest(struct srdma_qp *qp)
+{
+	struct srdma_swqe *st = srdma_st(qp, qp->sq.idx);
+	u32 mtu = qp->mtu;
+
+	qp->req.idx = qp->sq.idx;
+	if (srdma_wqe(qp, qp->sq.idx)->opcode == IB_UVERBS_WR_RDMA_READ) {
+		qp->req.off = st->read_off;	/* whole packets: MTUs */
+		qp->req.psn = roce_psn_add(st->first_psn, st->read_off / mtu);
+	} else if (!roce_psn_before(qp->comp.una_psn, st->first_psn) &&
+		   roce_psn_diff(qp->comp.una_psn, st->first_psn) < st->npkts) {
+		qp->req.off = roce_psn_diff(qp->comp.una_psn, st->first_psn) * mtu;
+		qp->req.psn = qp->comp.una_psn;
+	} else {
+		qp->req.off = 0;
+		qp->req.psn = st->first_psn;
+	}
+}
+
+/*
+ * Go back to the oldest unacknowledged PSN (go-back-N, srdma_req_oldest()).
  * Later WQEs start over.
  */
 static void srdma_req_rewind(struct srdma_qp *qp)
 {
-	u32 mtu = qp->mtu;
-	struct srdma_swqe *st;
-	u32 i, psn;
+	u32 i;
 
 	lockdep_assert_held(&qp->sq_lock);
 	if (srdma_req_none_sent(qp))
@@ -114,21 +135,8 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 		srdma_st(qp, i)->rd_out = false;
 	qp->req.rd_out = 0;
 	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
-	st = srdma_st(qp, qp->sq.idx);
-	qp->req.idx = qp->sq.idx;
-	if (srdma_wqe(qp, qp->sq.idx)->opcode == IB_UVERBS_WR_RDMA_READ) {
-		qp->req.off = st->read_off;	/* whole packets: MTUs */
-		psn = roce_psn_add(st->first_psn, st->read_off / mtu);
-	} else if (!roce_psn_before(qp->comp.una_psn, st->first_psn) &&
-		   roce_psn_diff(qp->comp.una_psn, st->first_psn) < st->npkts) {
-		qp->req.off = roce_psn_diff(qp->comp.una_psn, st->first_psn) * mtu;
-		psn = qp->comp.una_psn;
-	} else {
-		qp->req.off = 0;
-		psn = st->first_psn;
-	}
-	qp->req.psn = psn;
-	qp->comp.una_psn = psn;
+	srdma_req_oldest(qp);
+	qp->comp.una_psn = qp->req.psn;
 }
 
 /* Time the packet @psn, sent for the first time, unless one is timed. */
@@ -190,11 +198,12 @@ void srdma_comp_arm(struct srdma_qp *qp)
 /*
  * A tail loss probe: no answer for a probe timeout, and the QP's timer is
  * not due yet. The oldest unacknowledged packet goes again, alone, asking
- * for an ACK (srdma_req_window()): its answer shows what arrived, and the
- * requester moves past that (srdma_req_forward()), or it was the lost
- * packet itself. The responder answers a duplicate without executing it
- * again. A probe is not a loss signal: neither the window nor the rate is
- * cut, and no retry is used: retry_cnt counts the QP's timeouts alone.
+ * for an ACK (srdma_req_probe()); the requester does not go back. The
+ * answer shows what arrived: all of it (the ACK was late or lost), or up
+ * to a gap, which is then sent again (srdma_comp_aeth()). The responder
+ * answers a duplicate without executing it again. A probe is not a loss
+ * signal: neither the window nor the rate is cut, and no retry is used:
+ * retry_cnt counts the QP's timeouts alone.
  */
 static void srdma_comp_probe(struct srdma_qp *qp)
 {
@@ -202,8 +211,9 @@ static void srdma_comp_probe(struct srdma_qp *qp)
 	qp->comp.probes++;
 	qp->comp.probe_stamp = jiffies;
 	qp->comp.probing = true;
+	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
 	srdma_count(qp_sdev(qp), SRDMA_CNT_TLP_PROBES);
-	srdma_req_rewind(qp);
+	srdma_req_probe(qp);
 }
 
 void srdma_timer_fn(struct timer_list *t)
@@ -232,7 +242,8 @@ void srdma_timer_fn(struct timer_list *t)
 				goto out;
 			}
 			srdma_comp_probe(qp);
-			goto run;
+			srdma_comp_arm(qp);
+			goto out;
 		}
 		if (!qp->comp.retry_left) {
 			fail = srdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
@@ -248,7 +259,6 @@ void srdma_timer_fn(struct timer_list *t)
 		srdma_cc_loss(qp);
 		srdma_req_rewind(qp);
 	}
-run:
 	fail = __srdma_req_run(qp);
 out:
 	srdma_req_unlock(qp, fail);
@@ -305,7 +315,7 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		if (roce_psn_after(psn, qp->req.psn))
 			psn = qp->req.psn;
 	}
-	qp->comp.probing = false;	/* answered: the window is back */
+	qp->comp.probing = false;
 	if (psn == qp->comp.una_psn)
 		return true;
 	if (qp->comp.rtt_timing && roce_psn_after(psn, qp->comp.rtt_psn)) {
@@ -328,11 +338,13 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 {
 	u8 value = roce_aeth_syn_value(syndrome);
+	bool probed;
 	u8 status;
 
 	lockdep_assert_held(&qp->sq_lock);
 	switch (roce_aeth_syn_type(syndrome)) {
 	case ROCE_AETH_ACK:
+		probed = qp->comp.probing;
 		if (!srdma_comp_ack_upto(qp, roce_psn_next(psn)))
 			return false;
 		qp->comp.retry_left = qp->attr.retry_cnt;
@@ -340,6 +352,13 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		qp->comp.ack_stamp = jiffies;
 		if (srdma_comp_progress(qp))
 			return true;
+		/*
+		 * The answer to a probe: the responder ACKs the newest it has,
+		 * so what it leaves out, of a wait as long as a probe timeout,
+		 * is lost. Later answers after a read are asked again.
+		 */
+		if (probed && qp->comp.una_psn != qp->req.psn)
+			srdma_req_rewind(qp);
 		return __srdma_req_run(qp);
 	case ROCE_AETH_RNR_NAK:
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_RCVD);

@@ -532,7 +532,7 @@ struct srdma_req {
  * @probe_stamp: jiffies of the last tail loss probe
  * @probes: probes sent since the last progress or timeout; each waits
  *	twice as long as the one before
- * @probing: a probe is out: one packet in flight until an answer
+ * @probing: a probe is out and not answered yet
  */
 struct srdma_comp {
 	u32 una_psn;

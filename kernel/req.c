@@ -306,7 +306,7 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 		/* and the packet that fills the window, which an ACK opens */
 		.ackreq = rc && (last || !(qp->req.psn % SRDMA_ACK_EVERY) ||
 				 roce_psn_diff(qp->req.psn, qp->comp.una_psn) + 1 >=
-				 srdma_req_window(qp)),
+				 qp->req.cwnd.cwnd || qp->comp.probing),
 	};
 	struct srdma_path *path = &qp->path;
 	struct sk_buff *skb;
@@ -473,11 +473,43 @@ bool srdma_sq_order_ok(struct srdma_qp *qp)
 	return false;
 }
 
+/**
+ * srdma_req_probe - a tail loss probe (comp.c): the packet the requester
+ * would resend first goes once more, alone and asking for an ACK, and the
+ * requester stays where it was
+ * @qp: an RC QP with packets unacknowledged, sq_lock held
+ *
+ * Nothing moves back: when the answer shows all arrived (the ACK was only
+ * late, or lost), nothing is sent again; when it shows a gap, the
+ * completer goes back then (srdma_comp_aeth()). Paced or not, within the
+ * window or not: one packet. A failure to send (no memory, an ODP page
+ * being mapped, a bad WQE) leaves it to the next probe or the timer.
+ */
+void srdma_req_probe(struct srdma_qp *qp)
+{
+	u32 idx = qp->req.idx, off = qp->req.off, psn = qp->req.psn;
+	struct srdma_swqe *st = srdma_st(qp, qp->sq.idx);
+	u32 rd_out = qp->req.rd_out;
+	bool st_rd_out = st->rd_out;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (srdma_req_none_sent(qp) || st->local || st->status)
+		return;
+	srdma_req_oldest(qp);
+	rcu_read_lock();
+	srdma_req_send_one(qp);
+	rcu_read_unlock();
+	qp->req.idx = idx;
+	qp->req.off = off;
+	qp->req.psn = psn;
+	qp->req.rd_out = rd_out;
+	st->rd_out = st_rd_out;
+}
+
 /* Send what the window allows. Return: true if the QP must enter ERR. */
 bool __srdma_req_run(struct srdma_qp *qp)
 {
-	/* A probe's rewind is no idle spell: the ACK timeout runs on. */
-	bool idle = !srdma_req_waiting(qp) && !qp->comp.probing;
+	bool idle = !srdma_req_waiting(qp);
 	u32 burst_psn = qp->comp.una_psn;	/* RC: the window; else this call */
 	u32 posted, started = 0;
 	int avail, err;
@@ -507,7 +539,7 @@ bool __srdma_req_run(struct srdma_qp *qp)
 		 * from the work item, so one call cannot hog the CPU.
 		 */
 		if (roce_psn_diff(qp->req.psn, burst_psn) >=
-		    (srdma_qp_reliable(qp) ? srdma_req_window(qp) : SRDMA_WINDOW)) {
+		    (srdma_qp_reliable(qp) ? qp->req.cwnd.cwnd : SRDMA_WINDOW)) {
 			if (!srdma_qp_reliable(qp))
 				queue_work(srdma_tx_wq, &qp->req.work);
 			break;

@@ -72,16 +72,6 @@ static inline bool srdma_req_waiting(const struct srdma_qp *qp)
 	return qp->comp.una_psn != qp->req.psn || qp->req.rd_out;
 }
 
-/*
- * RC: request packets allowed unacknowledged. One while a tail loss probe
- * is out (comp.c): the probe goes alone, and its answer tells what else
- * must go again.
- */
-static inline u32 srdma_req_window(const struct srdma_qp *qp)
-{
-	return qp->comp.probing ? 1 : qp->req.cwnd.cwnd;
-}
-
 /* Arm the QP timer unless the QP is going away (@delay 0: no timeout). */
 static inline void srdma_arm_timer(struct srdma_qp *qp, unsigned long delay)
 {
@@ -94,6 +84,9 @@ void srdma_req_unlock(struct srdma_qp *qp, bool fail)
 unsigned long srdma_ack_timeout(struct srdma_qp *qp);
 bool srdma_sq_order_ok(struct srdma_qp *qp);
 bool __srdma_req_run(struct srdma_qp *qp);
+bool srdma_req_none_sent(const struct srdma_qp *qp);
+void srdma_req_oldest(struct srdma_qp *qp);
+void srdma_req_probe(struct srdma_qp *qp);
 
 /* comp.c */
 bool srdma_comp_progress(struct srdma_qp *qp);

@@ -199,9 +199,9 @@ sum_counter() {
 # flow control, not loss) is the one reason for resends and quiet drops
 # of the packets behind the NAKed one. The other is a tail loss probe:
 # on a loaded host an ACK can come later than the probe timeout, and a
-# probe goes, with the read behind it asked again (the requester moves
-# past late writes, not past reads): its duplicate answers are dropped.
-# Prints the counters that are not 0.
+# probe goes; an original ACK that comes just after it, and covers less
+# than the probe's answer will, is taken for a gap and what follows is
+# sent again. Prints the counters that are not 0.
 in_order() {
 	local name v bad=0 names="seq_naks_sent seq_naks_rcvd retry_timeouts"
 
