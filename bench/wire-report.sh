@@ -38,8 +38,10 @@ stats() {
 		}'
 }
 
-# speed LABEL STATS: the speed table of one setting.
+# speed LABEL STATS: the speed table of one setting (none if the speed
+# case did not run: WIRE_CASES).
 speed() {
+	grep -Eq ' (write_bw_MBps|send_rate_Mpps|write_lat_us) ' "$2" || return 0
 	awk -v l="$1" '
 		function cell(m, k) {
 			if (!((m " " k) in med))

@@ -4,10 +4,13 @@
 # with netem's 1 ms delay and 10% loss each way. Most losses there are a
 # message's last packet or its ACK, which no later packet reveals: tail
 # loss probes (kernel/comp.c) must recover them, not the QP's timer.
-# ibv_rc_pingpong (QP timeout 14) and rping (rdma_cm's timeout 18) check
-# their data; then the counters must show probes sent, losses recovered
-# by them, and more of those than retry timeouts. Times are printed, not
-# checked: make bench-wire measures them.
+# ib_send_lat's ping-pong (QP timeout 14) and rping (rdma_cm's timeout
+# 18, data checked) must succeed; then the counters must show probes
+# sent, losses recovered by them, and more of those than retry timeouts.
+# Times are printed, not checked: make bench-wire measures them.
+# (ibv_rc_pingpong races itself here: its client may destroy its QP
+# while the ACK of the server's last message is lost, and the server then
+# fails with retries exhausted; perftest closes after a handshake.)
 . "$(dirname "$0")/../lib/lib.sh"
 trap srdma_cleanup EXIT
 
@@ -28,7 +31,7 @@ ktap_check "netem $NETEM on both ends" sh -c "
 # drop it; the client checked the data, so a server still waiting 10 s
 # later is stopped and not counted.
 across() {
-	local name=$1 listening=$2 server=() out rc_s rc_c t0 i
+	local name=$1 listening=$2 server=() out rc_s rc_c t0
 	shift 2
 	while [ "$1" != -- ]; do server+=("$1"); shift; done
 	shift
@@ -40,11 +43,9 @@ across() {
 		kill $pid 2>/dev/null
 	timeout 120 ip netns exec ns2 "$@" >>"$out" 2>&1
 	rc_c=$?
-	for i in $(seq 10); do
-		[ -n "${CM_SERVER:-}" ] && [ $rc_c -eq 0 ] && kill -0 $pid 2>/dev/null ||
-			break
-		sleep 1
-	done
+	if [ -n "${CM_SERVER:-}" ] && [ $rc_c -eq 0 ]; then
+		wait_for "! kill -0 $pid 2>/dev/null" 10
+	fi
 	if [ -n "${CM_SERVER:-}" ] && [ $rc_c -eq 0 ] && kill -0 $pid 2>/dev/null; then
 		ktap_print "$name: the server missed the disconnect (a DREQ lost), stopped"
 		kill $pid 2>/dev/null
@@ -54,21 +55,22 @@ across() {
 		wait $pid
 		rc_s=$?
 	fi
-	ktap_print "$name: $((($(date +%s%N) - t0) / 1000000)) ms; $(grep -h 'usec/iter' "$out" | head -n 1)"
+	ktap_print "$name: $((($(date +%s%N) - t0) / 1000000)) ms;" \
+		"$(awk '$2 ~ /^[0-9]+$/ && NF >= 6 { print "t_avg " $6 " us" }' "$out" | head -n 1)"
 	pair_result "$name" "$out" $rc_c $rc_s
 }
 
 g1=$(gid_index srdma1)
 g2=$(gid_index srdma2)
-pp="ibv_rc_pingpong -c -s"
+lat="ib_send_lat -F -u 14 -s"
 tcp="ip netns exec ns1 ss -Hltn 'sport = :18515' | grep -q ."
 cm="rdma resource show cm_id | grep -q 'state LISTEN'"
-across "ibv_rc_pingpong 4 KiB, data checked" "$tcp" \
-	$pp 4096 -n 300 -d srdma1 -g "$g1" -- \
-	$pp 4096 -n 300 -d srdma2 -g "$g2" 10.9.0.1
-across "ibv_rc_pingpong 64 KiB, data checked" "$tcp" \
-	$pp 65536 -n 40 -d srdma1 -g "$g1" -- \
-	$pp 65536 -n 40 -d srdma2 -g "$g2" 10.9.0.1
+across "ib_send_lat 4 KiB" "$tcp" \
+	$lat 4096 -n 300 -d srdma1 -x "$g1" -- \
+	$lat 4096 -n 300 -d srdma2 -x "$g2" 10.9.0.1
+across "ib_send_lat 64 KiB" "$tcp" \
+	$lat 65536 -n 40 -d srdma1 -x "$g1" -- \
+	$lat 65536 -n 40 -d srdma2 -x "$g2" 10.9.0.1
 CM_SERVER=1 across "rping 4 KiB (rdma_cm's timeout), data checked" "$cm" \
 	rping -s -a 10.9.0.1 -C 100 -S 4096 -- \
 	rping -c -a 10.9.0.1 -C 100 -S 4096 -V
