@@ -319,6 +319,35 @@ static struct srdma_rd *srdma_resp_rd_held(struct srdma_qp *qp, u32 i)
 }
 
 /*
+ * A read asked again from @psn on while its answer @held is still queued:
+ * the stream goes on from @psn (if it went past it) rather than a second
+ * copy queued behind the first, whose packets after a lost one the
+ * requester would only drop. A request asked again before its answer
+ * reached @psn needs nothing more. Return: true if so answered.
+ */
+static bool srdma_resp_restream(struct srdma_qp *qp,
+				const struct srdma_rd *held, u32 psn)
+{
+	u32 i;
+
+	for (i = qp->resp.rd_tail; i != qp->resp.rd_head; i++) {
+		struct srdma_rd *rd = &qp->resp.rd[i % SRDMA_ANSWERS];
+		u32 npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, qp->mtu));
+		s32 at = roce_psn_diff(psn, rd->psn);
+
+		if (rd->ack || rd->atomic || rd->placed ||
+		    rd->rkey != held->rkey || at < 0 || at >= npkts ||
+		    rd->va + (u64)at * qp->mtu != held->va +
+		    (u64)roce_psn_diff(psn, held->psn) * qp->mtu)
+			continue;
+		if (rd->sent > at)
+			rd->sent = at;
+		return true;
+	}
+	return false;
+}
+
+/*
  * A duplicate read (the requester lost responses and asks again, IBA
  * 9.7.5.1.1) is answered again only if it repeats, in full or from one of
  * its packets on, a read this responder still holds: same key, and the
@@ -346,7 +375,8 @@ int srdma_resp_read_replay(struct srdma_qp *qp,
 		skip = (u64)roce_psn_diff(psn, rd->psn) * qp->mtu;
 		if (roce_reth_va(reth) == rd->va + skip &&
 		    roce_reth_len(reth) == rd->len - skip)
-			return srdma_resp_queue(qp, rd, psn);
+			return srdma_resp_restream(qp, rd, psn) ? 0 :
+			       srdma_resp_queue(qp, rd, psn);
 	}
 	return -ENOENT;
 }

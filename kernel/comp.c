@@ -135,6 +135,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 		srdma_st(qp, i)->rd_out = false;
 	qp->req.rd_out = 0;
 	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
+	qp->comp.probing = false;	/* what goes now is resent */
 	srdma_req_oldest(qp);
 	qp->comp.una_psn = qp->req.psn;
 }
@@ -197,13 +198,12 @@ void srdma_comp_arm(struct srdma_qp *qp)
 
 /*
  * A tail loss probe: no answer for a probe timeout, and the QP's timer is
- * not due yet. The oldest unacknowledged packet goes again, alone, asking
- * for an ACK (srdma_req_probe()); the requester does not go back. The
- * answer shows what arrived: all of it (the ACK was late or lost), or up
- * to a gap, which is then sent again (srdma_comp_aeth()). The responder
- * answers a duplicate without executing it again. A probe is not a loss
- * signal: neither the window nor the rate is cut, and no retry is used:
- * retry_cnt counts the QP's timeouts alone.
+ * not due yet. One packet goes again, alone, asking for an ACK
+ * (srdma_req_probe()); the requester does not go back. The responder
+ * answers a duplicate without executing it again, ACKs a missing packet
+ * with all before it, and NAKs a gap before it, which the NAK path sends
+ * again. A probe is not a loss signal: neither the window nor the rate is
+ * cut, and no retry is used: retry_cnt counts the QP's timeouts alone.
  */
 static void srdma_comp_probe(struct srdma_qp *qp)
 {
@@ -213,7 +213,12 @@ static void srdma_comp_probe(struct srdma_qp *qp)
 	qp->comp.probing = true;
 	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
 	srdma_count(qp_sdev(qp), SRDMA_CNT_TLP_PROBES);
-	srdma_req_probe(qp);
+	/*
+	 * A responder NAKs a gap once: if that NAK was lost, a probe past
+	 * the gap is dropped unanswered. So every second probe sends the
+	 * oldest packet instead, which fills the gap if it is one.
+	 */
+	srdma_req_probe(qp, !(qp->comp.probes & 1));
 }
 
 void srdma_timer_fn(struct timer_list *t)
@@ -301,6 +306,21 @@ static void srdma_req_forward(struct srdma_qp *qp, u32 psn)
 	}
 }
 
+/*
+ * Progress after probes (an ACK that acknowledged more, a response
+ * placed): the probes of this wait are done. A stream of read responses
+ * is progress too, though it moves una_psn only at its end: else each
+ * timer run in a long read would find the last probe's time long past.
+ */
+static void srdma_comp_answered(struct srdma_qp *qp)
+{
+	qp->comp.probing = false;
+	if (!qp->comp.probes)
+		return;
+	qp->comp.probes = 0;
+	srdma_count(qp_sdev(qp), SRDMA_CNT_TLP_RECOVERIES);
+}
+
 /* Acknowledge everything before @psn if it lies in the window. */
 static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 {
@@ -325,10 +345,7 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		roce_rtt_sample(&qp->comp.rtt, min_t(u64, us, U32_MAX));
 		qp->comp.rtt_timing = false;
 	}
-	if (qp->comp.probes) {
-		qp->comp.probes = 0;
-		srdma_count(qp_sdev(qp), SRDMA_CNT_TLP_RECOVERIES);
-	}
+	srdma_comp_answered(qp);
 	roce_cwnd_ack(&qp->req.cwnd, roce_psn_diff(psn, qp->comp.una_psn),
 		      SRDMA_WINDOW);
 	qp->comp.una_psn = psn;
@@ -338,13 +355,11 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 {
 	u8 value = roce_aeth_syn_value(syndrome);
-	bool probed;
 	u8 status;
 
 	lockdep_assert_held(&qp->sq_lock);
 	switch (roce_aeth_syn_type(syndrome)) {
 	case ROCE_AETH_ACK:
-		probed = qp->comp.probing;
 		if (!srdma_comp_ack_upto(qp, roce_psn_next(psn)))
 			return false;
 		qp->comp.retry_left = qp->attr.retry_cnt;
@@ -352,13 +367,6 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		qp->comp.ack_stamp = jiffies;
 		if (srdma_comp_progress(qp))
 			return true;
-		/*
-		 * The answer to a probe: the responder ACKs the newest it has,
-		 * so what it leaves out, of a wait as long as a probe timeout,
-		 * is lost. Later answers after a read are asked again.
-		 */
-		if (probed && qp->comp.una_psn != qp->req.psn)
-			srdma_req_rewind(qp);
 		return __srdma_req_run(qp);
 	case ROCE_AETH_RNR_NAK:
 		srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_RCVD);
@@ -522,6 +530,7 @@ done:
 	if (st->read_done)
 		qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.ack_stamp = jiffies;
+	srdma_comp_answered(qp);
 	return __srdma_req_run(qp);
 drop:
 	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);

@@ -473,37 +473,89 @@ bool srdma_sq_order_ok(struct srdma_qp *qp)
 	return false;
 }
 
-/**
- * srdma_req_probe - a tail loss probe (comp.c): the packet the requester
- * would resend first goes once more, alone and asking for an ACK, and the
- * requester stays where it was
- * @qp: an RC QP with packets unacknowledged, sq_lock held
- *
- * Nothing moves back: when the answer shows all arrived (the ACK was only
- * late, or lost), nothing is sent again; when it shows a gap, the
- * completer goes back then (srdma_comp_aeth()). Paced or not, within the
- * window or not: one packet. A failure to send (no memory, an ODP page
- * being mapped, a bad WQE) leaves it to the next probe or the timer.
+/*
+ * Put the requester on the packet a tail loss probe sends (RFC 8985's
+ * choice): the newest one sent. The responder's answer then tells all:
+ * a duplicate or the one missing packet is ACKed with everything before
+ * it, and a gap before it draws a sequence NAK, so the completer never
+ * guesses from a late ACK. A read or atomic still waiting for its answer
+ * goes first: an answer is what is missing, asked from what arrived of it.
+ * Return: false if nothing unacknowledged is found.
  */
-void srdma_req_probe(struct srdma_qp *qp)
+static bool srdma_req_probe_pos(struct srdma_qp *qp)
+{
+	struct srdma_swqe *st;
+	u32 i;
+
+	for (i = qp->sq.idx; i != qp->req.idx; i++) {
+		st = srdma_st(qp, i);
+		if (!st->local && !st->read_done &&
+		    srdma_wr_needs_resp(srdma_wqe(qp, i)->opcode)) {
+			qp->req.idx = i;
+			qp->req.off = st->read_off;	/* whole MTUs */
+			qp->req.psn = roce_psn_add(st->first_psn,
+						   st->read_off / qp->mtu);
+			return true;
+		}
+	}
+	if (qp->req.off) {
+		qp->req.off -= qp->mtu;	/* only a last packet is short */
+		qp->req.psn = roce_psn_sub(qp->req.psn, 1);
+		return !roce_psn_before(qp->req.psn, qp->comp.una_psn);
+	}
+	for (i = qp->req.idx; i != qp->sq.idx;) {
+		st = srdma_st(qp, --i);
+		if (st->local)
+			continue;
+		if (srdma_wr_needs_resp(srdma_wqe(qp, i)->opcode))
+			return false;	/* answered: all before it arrived */
+		qp->req.idx = i;
+		qp->req.off = (max(st->npkts, 1U) - 1) * qp->mtu;
+		qp->req.psn = roce_psn_add(st->first_psn, max(st->npkts, 1U) - 1);
+		return !roce_psn_before(qp->req.psn, qp->comp.una_psn);
+	}
+	return false;
+}
+
+/**
+ * srdma_req_probe - a tail loss probe (comp.c): one packet goes once more,
+ * asking for an ACK, and the requester stays where it was
+ * @qp: an RC QP with packets unacknowledged, sq_lock held
+ * @oldest: send the oldest unacknowledged packet (srdma_req_oldest()), not
+ *	the newest (srdma_req_probe_pos())
+ *
+ * Nothing moves back here: a gap the answer shows is NAKed by the
+ * responder, and the NAK sends again. Paced or not, within the window or
+ * not: one packet. A failure to send (no memory, an ODP page being mapped,
+ * a bad WQE) leaves it to the next probe or the timer.
+ */
+void srdma_req_probe(struct srdma_qp *qp, bool oldest)
 {
 	u32 idx = qp->req.idx, off = qp->req.off, psn = qp->req.psn;
-	struct srdma_swqe *st = srdma_st(qp, qp->sq.idx);
 	u32 rd_out = qp->req.rd_out;
-	bool st_rd_out = st->rd_out;
+	struct srdma_swqe *st;
+	bool st_rd_out;
 
 	lockdep_assert_held(&qp->sq_lock);
-	if (srdma_req_none_sent(qp) || st->local || st->status)
+	if (srdma_req_none_sent(qp))
 		return;
-	srdma_req_oldest(qp);
-	rcu_read_lock();
-	srdma_req_send_one(qp);
-	rcu_read_unlock();
+	if (oldest)
+		srdma_req_oldest(qp);
+	else if (!srdma_req_probe_pos(qp))
+		goto out;
+	st = srdma_st(qp, qp->req.idx);
+	st_rd_out = st->rd_out;
+	if (!st->status && !st->local) {
+		rcu_read_lock();
+		srdma_req_send_one(qp);
+		rcu_read_unlock();
+	}
+	st->rd_out = st_rd_out;
+out:
 	qp->req.idx = idx;
 	qp->req.off = off;
 	qp->req.psn = psn;
 	qp->req.rd_out = rd_out;
-	st->rd_out = st_rd_out;
 }
 
 /* Send what the window allows. Return: true if the QP must enter ERR. */

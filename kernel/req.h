@@ -86,7 +86,7 @@ bool srdma_sq_order_ok(struct srdma_qp *qp);
 bool __srdma_req_run(struct srdma_qp *qp);
 bool srdma_req_none_sent(const struct srdma_qp *qp);
 void srdma_req_oldest(struct srdma_qp *qp);
-void srdma_req_probe(struct srdma_qp *qp);
+void srdma_req_probe(struct srdma_qp *qp, bool oldest);
 
 /* comp.c */
 bool srdma_comp_progress(struct srdma_qp *qp);

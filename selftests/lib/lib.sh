@@ -197,21 +197,21 @@ sum_counter() {
 # such a path must: nothing resent, nothing NAKed or dropped as out of
 # sequence, no retry timeout. A receiver short of receive WQEs (RNR NAKs:
 # flow control, not loss) is the one reason for resends and quiet drops
-# of the packets behind the NAKed one. The other is a tail loss probe:
-# on a loaded host an ACK can come later than the probe timeout, and a
-# probe goes; an original ACK that comes just after it, and covers less
-# than the probe's answer will, is taken for a gap and what follows is
-# sent again. Prints the counters that are not 0.
+# of the packets behind the NAKed one. A tail loss probe is no resend:
+# on a loaded host an ACK can come later than the probe timeout, and the
+# probe's duplicate is answered, so the late ACK, or a read's answer the
+# probe asked again, is dropped as stale; nothing is sent again. Prints
+# the counters that are not 0.
 in_order() {
 	local name v bad=0 names="seq_naks_sent seq_naks_rcvd retry_timeouts"
 
 	v=$(dev_counter "$1" rnr_naks_rcvd)$(dev_counter "$1" rnr_naks_sent)
-	v=$v$(dev_counter "$1" tlp_probes)
-	if [ "$v" = 000 ]; then
-		names="$names retransmits drop_psn"
-	else
-		ktap_print "$1: RNR NAKs or probes, resends allowed: $(moved_counters "$1")"
+	if [ "$v" = 00 ]; then
+		names="$names retransmits"
+		[ "$(dev_counter "$1" tlp_probes)" = 0 ] && names="$names drop_psn"
 	fi
+	[ "$v$(dev_counter "$1" tlp_probes)" = 000 ] ||
+		ktap_print "$1: RNR NAKs or probes: $(moved_counters "$1")"
 	for name in $names; do
 		v=$(dev_counter "$1" $name)
 		[ "${v:-x}" = 0 ] && continue
