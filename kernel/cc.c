@@ -199,7 +199,7 @@ void srdma_cc_cnp_rx(struct srdma_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	srdma_cc_loss(qp);
 	if (srdma_qp_reliable(qp))
-		roce_cwnd_ecn(&qp->req.cwnd);
+		roce_cwnd_cut(&qp->req.cwnd);
 	spin_unlock_bh(&qp->sq_lock);
 }
 

@@ -393,7 +393,7 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		switch (value) {
 		case ROCE_NAK_PSN_SEQ_ERR:
 			srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_RCVD);
-			roce_cwnd_nak(&qp->req.cwnd);
+			roce_cwnd_cut(&qp->req.cwnd);
 			srdma_req_rewind(qp);
 			return __srdma_req_run(qp);
 		case ROCE_NAK_REMOTE_ACCESS:

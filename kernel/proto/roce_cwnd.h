@@ -2,8 +2,8 @@
 /*
  * The requester's congestion window: how many request packets an RC QP
  * keeps unacknowledged. It opens to the whole PSN window as ACKs come
- * back; a retry timeout shrinks it to one packet, a sequence NAK (or a
- * CNP, once per round trip) halves it, and ACKs open it again, doubling
+ * back; a retry timeout shrinks it to one packet, a sequence NAK or a
+ * CNP halves it (once per round trip), and ACKs open it again, doubling
  * per round trip up to the threshold set at the loss, then by one packet
  * per window (TCP's slow start and congestion avoidance). So after a
  * loss the QP does not resend its whole window into a queue that is
@@ -75,25 +75,22 @@ static inline void roce_cwnd_timeout(struct roce_cwnd *w, u32 inflight)
 	w->cut_flight = inflight;
 }
 
-/* A sequence NAK: a packet was lost, later ones got through. */
-static inline void roce_cwnd_nak(struct roce_cwnd *w)
+/*
+ * A sequence NAK (a packet lost, later ones through) or a CNP (a queue
+ * building): halve the window, but once per window of packets
+ * acknowledged (a round trip), as TCP does once per loss episode and on
+ * ECN echoes: the NAKs and CNPs of one round trip tell of one queue, and
+ * a go-back-N resend that meets a second loss is still the same episode.
+ */
+static inline void roce_cwnd_cut(struct roce_cwnd *w)
 {
+	if (w->since_cut < w->cut_flight)
+		return;
 	w->cut_flight = w->cwnd;
 	w->ssthresh = w->cwnd / 2 > 2 ? w->cwnd / 2 : 2;
 	w->cwnd = w->ssthresh;
 	w->acked = 0;
 	w->since_cut = 0;
-}
-
-/*
- * A CNP: the queue is building. Halve the window as for a loss, but once
- * per window of packets acknowledged (a round trip), as TCP does on ECN
- * echoes: the CNPs of one round trip tell of one queue.
- */
-static inline void roce_cwnd_ecn(struct roce_cwnd *w)
-{
-	if (w->since_cut >= w->cut_flight)
-		roce_cwnd_nak(w);
 }
 
 #endif /* SOFTRDMA_ROCE_CWND_H */

@@ -31,39 +31,45 @@ static void timeout_then_slow_start(struct ktap *t)
 	KT_EXPECT_EQ(t, w.acked, 0);
 }
 
+/* A NAK halves the window, never below 2 packets. */
 static void nak_halves(struct ktap *t)
 {
 	struct roce_cwnd w;
 
 	roce_cwnd_init(&w, 256, 256);
-	roce_cwnd_nak(&w);
+	roce_cwnd_cut(&w);
 	KT_EXPECT_EQ(t, w.cwnd, 128);
 	KT_EXPECT_EQ(t, w.ssthresh, 128);
-	roce_cwnd_nak(&w);
-	roce_cwnd_nak(&w);
-	KT_EXPECT_EQ(t, w.cwnd, 32);
 	w.cwnd = 3;
-	roce_cwnd_nak(&w);			/* never below 2 */
+	w.since_cut = w.cut_flight;		/* a round trip later */
+	roce_cwnd_cut(&w);
 	KT_EXPECT_EQ(t, w.cwnd, 2);
 	roce_cwnd_timeout(&w, 1);
 	KT_EXPECT_EQ(t, w.ssthresh, 2);
 }
 
-/* CNPs: the first cuts at once, the next a round trip later. */
-static void ecn_halves_once_per_round_trip(struct ktap *t)
+/*
+ * NAKs and CNPs: the first cuts at once, the next a round trip later; a
+ * second loss met by the go-back-N resend is the same episode.
+ */
+static void cut_once_per_round_trip(struct ktap *t)
 {
 	struct roce_cwnd w;
 
 	roce_cwnd_init(&w, 64, 256);
-	roce_cwnd_ecn(&w);
+	roce_cwnd_cut(&w);
 	KT_EXPECT_EQ(t, w.cwnd, 32);
-	roce_cwnd_ecn(&w);			/* the same round trip */
+	roce_cwnd_cut(&w);			/* the same round trip */
 	roce_cwnd_ack(&w, 63, 256);		/* 64 were in flight */
-	roce_cwnd_ecn(&w);
+	roce_cwnd_cut(&w);
 	KT_EXPECT_EQ(t, w.cwnd, 33);		/* avoidance: +1 */
 	roce_cwnd_ack(&w, 1, 256);
-	roce_cwnd_ecn(&w);
+	roce_cwnd_cut(&w);
 	KT_EXPECT_EQ(t, w.cwnd, 16);
+	roce_cwnd_timeout(&w, 16);		/* a timeout cuts at once */
+	KT_EXPECT_EQ(t, w.cwnd, 1);
+	roce_cwnd_cut(&w);			/* and its round trip is one */
+	KT_EXPECT_EQ(t, w.cwnd, 1);
 }
 
 static void never_past_max(struct ktap *t)
@@ -81,7 +87,7 @@ static void never_past_max(struct ktap *t)
 static const struct ktap_case cases[] = {
 	KTAP_CASE(timeout_then_slow_start),
 	KTAP_CASE(nak_halves),
-	KTAP_CASE(ecn_halves_once_per_round_trip),
+	KTAP_CASE(cut_once_per_round_trip),
 	KTAP_CASE(never_past_max),
 };
 
