@@ -280,19 +280,30 @@ struct srdma_rd *srdma_resp_hold(struct srdma_qp *qp)
 
 /*
  * Queue the answer to held request @held, or to its part from PSN @psn
- * on, under the MSN it had. Return: 0, or -EBUSY when the queue
- * is full.
+ * on, under the MSN it had. Answers leave in PSN order: one asked again
+ * goes before those queued for later requests, which start over, as the
+ * requester dropped what it had of them while it waited for this one.
+ * Return: 0, or -EBUSY when the queue is full.
  */
 int srdma_resp_queue(struct srdma_qp *qp, const struct srdma_rd *held,
 		     u32 psn)
 {
 	u32 skip = roce_psn_diff(psn, held->psn) * qp->mtu;
-	struct srdma_rd *rd;
+	struct srdma_rd *rd, *prev;
+	u32 i;
 
 	lockdep_assert_held(&qp->rq_lock);
 	if (srdma_resp_queue_full(qp))
 		return -EBUSY;
-	rd = &qp->resp.rd[qp->resp.rd_head++ % SRDMA_ANSWERS];
+	for (i = qp->resp.rd_head; i != qp->resp.rd_tail; i--) {
+		prev = &qp->resp.rd[(i - 1) % SRDMA_ANSWERS];
+		if (!roce_psn_after(prev->psn, psn))
+			break;
+		prev->sent = 0;
+		qp->resp.rd[i % SRDMA_ANSWERS] = *prev;
+	}
+	qp->resp.rd_head++;
+	rd = &qp->resp.rd[i % SRDMA_ANSWERS];
 	*rd = *held;
 	rd->va += skip;
 	rd->len -= skip;

@@ -155,19 +155,18 @@ void srdma_comp_rtt_start(struct srdma_qp *qp, u32 psn)
  * When a tail loss probe is due: a probe timeout after the last progress,
  * or after the last probe twice the wait before it (a lost probe or a lost
  * answer to it: the QP's timer comes only later).
- * Return: false if none is: no round trip measured yet, the probes of
- * this wait are spent, or several reads or atomics are out. Their answers
- * stream from a responder that serves them in turn: one that stalls is
- * mostly a busy responder, not a lost packet, and a probe would ask again
- * for what is on its way. A single one is probed as any request: its
- * last response lost is an RPC's tail loss.
+ * Each response of a read stream is progress (srdma_comp_answered()), so
+ * a read waits a probe timeout only when its stream stalls; the probe
+ * asks for the rest, and a responder still sending it goes on from
+ * there (srdma_resp_restream()): a busy one sends little twice.
+ * Return: false if none is: no round trip measured yet, or the probes of
+ * this wait are spent.
  */
 static bool srdma_comp_pto_due(struct srdma_qp *qp, unsigned long *due)
 {
 	u32 pto = roce_rtt_pto_us(&qp->comp.rtt);
 
-	if (!pto || qp->comp.probes >= SRDMA_MAX_PROBES ||
-	    qp->req.rd_out > 1)
+	if (!pto || qp->comp.probes >= SRDMA_MAX_PROBES)
 		return false;
 	if (!qp->comp.probes)
 		*due = qp->comp.ack_stamp + usecs_to_jiffies(pto);
@@ -456,7 +455,7 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 	/*
 	 * Responses come in PSN order: the one taken is the next of the
 	 * oldest unfinished read. A later one means some went missing (an
-	 * implied NAK): ask again at once, once per gap; the timer covers
+	 * implied NAK): ask again at once, once per gap; a probe covers
 	 * the rest.
 	 */
 	for (i = qp->sq.idx; i != qp->req.idx; i++) {
