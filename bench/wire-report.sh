@@ -14,7 +14,9 @@
 #  - loss: median goodput of one flow at 1% and 5% random loss behind a
 #    drop-tail bottleneck, per mode, with the spread;
 #  - rpc: request/response time per iteration, loss-free and lossy at QP
-#    timeouts 14 and 18, the slowdowns and issue 36's goals (4x, 6x).
+#    timeouts 14 and 18, the slowdowns and issue 36's goals (4x, 6x);
+#  - storage: fio through NVMe-oF and NFS/RDMA, loss-free and across 1%
+#    loss, and the share the loss kept (issue 36's goal: 80%).
 # OUTDIR/wire-LABEL.png: each flow's rate over time, a panel a mode.
 set -eu
 out=$1
@@ -134,6 +136,27 @@ rpc() {
 		}' "$2"
 }
 
+# ulp LABEL STATS: the storage table of one setting: fio through
+# NVMe-oF and NFS/RDMA, loss-free and lossy, and what the loss kept.
+ulp() {
+	grep -q ' ulp_' "$2" || return 0
+	echo "$1: fio 128 KiB at queue depth 16 across the link, KiB/s"
+	awk '
+		$2 ~ /^ulp_/ { t = $2; sub(/^ulp_/, "", t); sub(/_KiBps$/, "", t)
+			v[$1 " " t " " ($3 + 0 ? "lossy" : "clean")] = $4
+			l[$1 " " t] = $3 + 0 ? $3 : l[$1 " " t]; k[$1 " " t] = 1 }
+		END {
+			printf "%-9s %-11s %9s %9s %6s  %s\n", "mode", "ulp", "clean",
+				"lossy", "kept", "loss"
+			for (x in k) {
+				split(x, p, " ")
+				c = v[x " clean"]; o = v[x " lossy"]
+				printf "%-9s %-11s %9.0f %9.0f %5s  %s%%\n", p[1], p[2], c, o,
+					c + 0 ? sprintf("%.0f%%", 100 * o / c) : "-", l[x]
+			}
+		}' "$2" | sort
+}
+
 # plot LABEL DIR: each flow's rate over time, a panel a mode.
 plot() {
 	local f files=() n top
@@ -171,5 +194,6 @@ for arg; do
 	fi
 	echo
 	rpc "$label" "$out/wire-$label.stats"
+	ulp "$label" "$out/wire-$label.stats"
 	[ -s "$dir/wire-counters.txt" ] && cp "$dir/wire-counters.txt" "$out/wire-$label-counters.txt"
 done | tee "$out/wire.txt"
