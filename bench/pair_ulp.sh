@@ -11,13 +11,13 @@
 # PARAM the loss in %, VALUE fio's KiB/s) to $VM_OUT/wire.csv, as
 # pair.sh does; each host's device counters go to wire-counters.txt.
 . "$(dirname "$0")/../selftests/lib/lib.sh"
+. "$TESTLIB/blk_ulp.sh"
 
 ULP_SECS=${ULP_SECS:-15}
 ULP_LOSS=${ULP_LOSS:-1}
 CSV=$VM_OUT/wire.csv
 SYNC=$VM_SCRIPTS/vm-sync.sh
 NQN=nqn.2026-12.io.softrdma:bench
-CFG=/sys/kernel/config/nvmet
 EXPORT=/srv/bench-nfs
 MNT=/mnt/bench-nfs
 NFS_PORT=20049
@@ -32,9 +32,7 @@ cleanup() {
 		exportfs -ua 2>/dev/null
 		pkill -x rpc.mountd
 		pkill -x rpcbind
-		rm -f $CFG/ports/1/subsystems/$NQN 2>/dev/null
-		rmdir $CFG/ports/1 $CFG/subsystems/$NQN/namespaces/1 \
-			$CFG/subsystems/$NQN 2>/dev/null
+		nvmet_down $NQN
 	fi
 	srdma_cleanup
 }
@@ -45,15 +43,7 @@ trap cleanup EXIT
 servers_up() {
 	modprobe brd rd_nr=1 rd_size=262144 && modprobe nvmet-rdma || return
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	mkdir -p $CFG/subsystems/$NQN/namespaces/1 $CFG/ports/1 &&
-		echo 1 >$CFG/subsystems/$NQN/attr_allow_any_host &&
-		echo /dev/ram0 >$CFG/subsystems/$NQN/namespaces/1/device_path &&
-		echo 1 >$CFG/subsystems/$NQN/namespaces/1/enable &&
-		echo rdma >$CFG/ports/1/addr_trtype &&
-		echo ipv4 >$CFG/ports/1/addr_adrfam &&
-		echo "$VM_IP" >$CFG/ports/1/addr_traddr &&
-		echo 4420 >$CFG/ports/1/addr_trsvcid &&
-		ln -s $CFG/subsystems/$NQN $CFG/ports/1/subsystems/$NQN || return
+	nvmet_up $NQN "$VM_IP" || return
 	mkdir -p $EXPORT /run/rpcbind /var/lib/nfs/rpc_pipefs &&
 		{ mountpoint -q $EXPORT || mount -t tmpfs -o size=512m tmpfs $EXPORT; } &&
 		modprobe nfsd && modprobe rpcrdma || return
@@ -133,10 +123,10 @@ round softrdma
 if [ "${ULP_RXE:-1}" = 0 ]; then
 	:
 elif [ "$VM_HOST" = a ]; then
-	rm -f $CFG/ports/1/subsystems/$NQN
+	rm -f $NVMET/ports/1/subsystems/$NQN
 	rpc.nfsd 0
 	"$SYNC" barrier ulp-rxe-next 300
-	pair_rxe_up && ln -s $CFG/subsystems/$NQN $CFG/ports/1/subsystems/$NQN &&
+	pair_rxe_up && ln -s $NVMET/subsystems/$NQN $NVMET/ports/1/subsystems/$NQN &&
 		rpc.nfsd 8 && echo "rdma $NFS_PORT" >/proc/fs/nfsd/portlist
 else
 	"$SYNC" barrier ulp-rxe-next 300

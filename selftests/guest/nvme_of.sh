@@ -12,39 +12,18 @@
 
 NQN=nqn.2026-11.io.softrdma:nvme-of-test
 HOSTNQN=nqn.2026-11.io.softrdma:host
-CFG=/sys/kernel/config/nvmet
 
 for tool in nvme fio; do
 	command -v $tool >/dev/null ||
 		{ echo "1..0 # SKIP $tool missing"; exit $KSFT_SKIP; }
 done
 
-target_down() {
-	rm -f $CFG/ports/1/subsystems/$NQN 2>/dev/null
-	rmdir $CFG/ports/1 $CFG/subsystems/$NQN/namespaces/1 \
-		$CFG/subsystems/$NQN 2>/dev/null
-	return 0
-}
-
 cleanup() {
 	nvme disconnect -n $NQN >/dev/null 2>&1
-	target_down
+	nvmet_down $NQN
 	srdma_cleanup
 }
 trap cleanup EXIT
-
-# target_up ADDR: the RAM disk as namespace 1 of $NQN, on an RDMA port.
-target_up() {
-	mkdir -p $CFG/subsystems/$NQN/namespaces/1 $CFG/ports/1 || return
-	echo 1 >$CFG/subsystems/$NQN/attr_allow_any_host &&
-	echo /dev/ram0 >$CFG/subsystems/$NQN/namespaces/1/device_path &&
-	echo 1 >$CFG/subsystems/$NQN/namespaces/1/enable &&
-	echo rdma >$CFG/ports/1/addr_trtype &&
-	echo ipv4 >$CFG/ports/1/addr_adrfam &&
-	echo "$1" >$CFG/ports/1/addr_traddr &&
-	echo 4420 >$CFG/ports/1/addr_trsvcid &&
-	ln -s $CFG/subsystems/$NQN $CFG/ports/1/subsystems/$NQN
-}
 
 # The namespace's block device, once connected.
 nvme_dev() {
@@ -86,7 +65,7 @@ fio_verify() {
 # over DEV: the whole run over an RDMA device on veth0 (10.9.0.1).
 over() {
 	local dev=$1 bs qd bw blk
-	ktap_check "$dev: the nvmet target listens on RDMA" target_up 10.9.0.1
+	ktap_check "$dev: the nvmet target listens on RDMA" nvmet_up $NQN 10.9.0.1
 	ktap_check "$dev: nvme connect -t rdma" connect
 	blk=$(nvme_dev)
 	for bs in 4k 128k; do
@@ -100,7 +79,7 @@ over() {
 	fio_verify "$blk" 4k 1 --ioengine=pvsync2 --hipri >/dev/null
 	ktap_result "$dev: fio on the polled queue (hipri), crc32c verified" $?
 	ktap_check "$dev: nvme disconnect" nvme disconnect -n $NQN
-	ktap_check "$dev: the target comes down" target_down
+	ktap_check "$dev: the target comes down" nvmet_down $NQN
 }
 
 # The device goes away under a running fio. nvme-rdma drops the
@@ -109,29 +88,29 @@ over() {
 # ends with I/O errors, and a new device serves again.
 device_gone() {
 	local rc=0
-	target_up 10.9.0.1 && connect --ctrl-loss-tmo=5 --reconnect-delay=1 ||
+	nvmet_up $NQN 10.9.0.1 && connect --ctrl-loss-tmo=5 --reconnect-delay=1 ||
 		return
 	blk_delete_under_io srdma0 || rc=1
 	wait_for '[ -z "$(nvme_dev)" ]' 60 ||
 		{ ktap_print "the controller is still there"; rc=1; }
 	nvme disconnect -n $NQN >/dev/null 2>&1
-	target_down
+	nvmet_down $NQN
 	[ $rc -eq 0 ] || return 1
 	srdma0_add &&
-		target_up 10.9.0.1 && connect &&
+		nvmet_up $NQN 10.9.0.1 && connect &&
 		fio_verify "$(nvme_dev)" 128k 8 >/dev/null &&
-		nvme disconnect -n $NQN && target_down
+		nvme disconnect -n $NQN && nvmet_down $NQN
 }
 
 # The target takes its receives from shared receive queues (use_srq).
 srq_target() {
 	local rc
 	modprobe -r nvmet-rdma && modprobe nvmet-rdma use_srq=1 || return
-	target_up 10.9.0.1 && connect &&
+	nvmet_up $NQN 10.9.0.1 && connect &&
 		fio_verify "$(nvme_dev)" 128k 16 >/dev/null &&
 		nvme disconnect -n $NQN
 	rc=$?
-	target_down
+	nvmet_down $NQN
 	modprobe -r nvmet-rdma && modprobe nvmet-rdma
 	return $rc
 }

@@ -1,8 +1,33 @@
 # SPDX-License-Identifier: GPL-2.0
-# Shared by the block storage ULP tests (iser.sh, srp.sh, nvme_of.sh),
-# sourced after lib.sh: fio on the ULP's disk, which the test's blk_disk
-# function names (its /dev path, empty while there is none), its checks,
-# a device deleted under its I/O, and the report.
+# Shared by the block storage ULP tests (iser.sh, srp.sh, nvme_of.sh,
+# bench/pair_ulp.sh), sourced after lib.sh: an nvmet target, fio on the
+# ULP's disk, which the test's blk_disk function names (its /dev path,
+# empty while there is none), its checks, a device deleted under its
+# I/O, and the report.
+
+NVMET=/sys/kernel/config/nvmet
+
+# nvmet_up NQN ADDR: the RAM disk /dev/ram0 as namespace 1 of NQN, on
+# nvmet's RDMA port 1 at ADDR, 4420 (configfs mounted, nvmet-rdma loaded).
+nvmet_up() {
+	mkdir -p $NVMET/subsystems/"$1"/namespaces/1 $NVMET/ports/1 || return
+	echo 1 >$NVMET/subsystems/"$1"/attr_allow_any_host &&
+	echo /dev/ram0 >$NVMET/subsystems/"$1"/namespaces/1/device_path &&
+	echo 1 >$NVMET/subsystems/"$1"/namespaces/1/enable &&
+	echo rdma >$NVMET/ports/1/addr_trtype &&
+	echo ipv4 >$NVMET/ports/1/addr_adrfam &&
+	echo "$2" >$NVMET/ports/1/addr_traddr &&
+	echo 4420 >$NVMET/ports/1/addr_trsvcid &&
+	ln -s $NVMET/subsystems/"$1" $NVMET/ports/1/subsystems/"$1"
+}
+
+# nvmet_down NQN: nvmet_up undone, whatever of it was done.
+nvmet_down() {
+	rm -f $NVMET/ports/1/subsystems/"$1" 2>/dev/null
+	rmdir $NVMET/ports/1 $NVMET/subsystems/"$1"/namespaces/1 \
+		$NVMET/subsystems/"$1" 2>/dev/null
+	return 0
+}
 
 # blk_fio_bw FIELD ARGS...: fio on the disk, its bandwidth in KiB/s
 # (terse v3 field 7 read, 48 write); fails with fio.
