@@ -25,7 +25,8 @@ if [ "$VM_HOST" = a ]; then
 else
 	"$VM_SCRIPTS/vm-sync.sh" barrier integrity-up 120
 	sleep 3
-	timeout 600 "$PROGS/rc_integrity" client "$DEV" "$VM_PEER_IP" $PORT 1
+	RC_INTEGRITY_LOSSY=$([ -n "$LOSS" ] && echo 1) \
+		timeout 600 "$PROGS/rc_integrity" client "$DEV" "$VM_PEER_IP" $PORT 1
 fi
 rc=$?
 # What recovered the losses, on this host's softrdma.
