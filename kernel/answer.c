@@ -96,6 +96,12 @@ static void srdma_resp_atomic_ack(struct srdma_qp *qp, struct srdma_rd *rd)
 	rd->sent = 1;
 }
 
+/* The packets of a read's answer: an empty read takes one. */
+static u32 srdma_rd_npkts(const struct srdma_rd *rd, u32 mtu)
+{
+	return max_t(u32, 1, DIV_ROUND_UP(rd->len, mtu));
+}
+
 /*
  * Send up to SRDMA_READ_BURST response packets of the oldest queued read.
  * Return: true when that read is fully answered.
@@ -103,7 +109,7 @@ static void srdma_resp_atomic_ack(struct srdma_qp *qp, struct srdma_rd *rd)
 static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
 {
 	u32 mtu = qp->mtu;
-	u32 npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, mtu));
+	u32 npkts = srdma_rd_npkts(rd, mtu);
 	struct srdma_mr *mr = NULL;
 	u32 burst = 0;
 	int err;
@@ -343,7 +349,7 @@ static bool srdma_resp_restream(struct srdma_qp *qp,
 
 	for (i = qp->resp.rd_tail; i != qp->resp.rd_head; i++) {
 		struct srdma_rd *rd = &qp->resp.rd[i % SRDMA_ANSWERS];
-		u32 npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, qp->mtu));
+		u32 npkts = srdma_rd_npkts(rd, qp->mtu);
 		s32 at = roce_psn_diff(psn, rd->psn);
 
 		if (rd->ack || rd->atomic || rd->placed ||
@@ -379,7 +385,7 @@ int srdma_resp_read_replay(struct srdma_qp *qp,
 	for (i = 1; (rd = srdma_resp_rd_held(qp, i)); i++) {
 		if (rd->atomic || rd->placed || rd->rkey != roce_reth_rkey(reth))
 			continue;
-		npkts = max_t(u32, 1, DIV_ROUND_UP(rd->len, qp->mtu));
+		npkts = srdma_rd_npkts(rd, qp->mtu);
 		if (roce_psn_before(psn, rd->psn) ||
 		    roce_psn_diff(psn, rd->psn) >= npkts)
 			continue;

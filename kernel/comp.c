@@ -93,6 +93,21 @@ bool srdma_req_none_sent(const struct srdma_qp *qp)
 }
 
 /*
+ * The oldest read or atomic not fully answered, whose responses the
+ * completer takes next (or a probe asks for); qp->req.idx if none.
+ */
+u32 srdma_req_unanswered(struct srdma_qp *qp)
+{
+	u32 i;
+
+	for (i = qp->sq.idx; i != qp->req.idx; i++)
+		if (srdma_wr_needs_resp(srdma_wqe(qp, i)->opcode) &&
+		    !srdma_st(qp, i)->read_done)
+			break;
+	return i;
+}
+
+/*
  * Point the requester at the first packet to send again: in the oldest
  * WQE, a send or write's packet at qp->comp.una_psn, a read's request for
  * the responses not yet placed (a new request for the rest, IBA
@@ -458,14 +473,11 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 	 * implied NAK): ask again at once, once per gap; a probe covers
 	 * the rest.
 	 */
-	for (i = qp->sq.idx; i != qp->req.idx; i++) {
-		st = srdma_st(qp, i);
-		w = srdma_wqe(qp, i);
-		if (srdma_wr_needs_resp(w->opcode) && !st->read_done)
-			break;
-	}
+	i = srdma_req_unanswered(qp);
 	if (i == qp->req.idx)
 		goto drop;
+	st = srdma_st(qp, i);
+	w = srdma_wqe(qp, i);
 	expect = roce_psn_add(st->first_psn, st->read_off / mtu);
 	if (psn != expect) {
 		if (roce_psn_after(psn, expect) &&

@@ -487,16 +487,14 @@ static bool srdma_req_probe_pos(struct srdma_qp *qp)
 	struct srdma_swqe *st;
 	u32 i;
 
-	for (i = qp->sq.idx; i != qp->req.idx; i++) {
+	i = srdma_req_unanswered(qp);
+	if (i != qp->req.idx) {
 		st = srdma_st(qp, i);
-		if (!st->local && !st->read_done &&
-		    srdma_wr_needs_resp(srdma_wqe(qp, i)->opcode)) {
-			qp->req.idx = i;
-			qp->req.off = st->read_off;	/* whole MTUs */
-			qp->req.psn = roce_psn_add(st->first_psn,
-						   st->read_off / qp->mtu);
-			return true;
-		}
+		qp->req.idx = i;
+		qp->req.off = st->read_off;	/* whole MTUs */
+		qp->req.psn = roce_psn_add(st->first_psn,
+					   st->read_off / qp->mtu);
+		return true;
 	}
 	if (qp->req.off) {
 		qp->req.off -= qp->mtu;	/* only a last packet is short */
@@ -510,8 +508,8 @@ static bool srdma_req_probe_pos(struct srdma_qp *qp)
 		if (srdma_wr_needs_resp(srdma_wqe(qp, i)->opcode))
 			return false;	/* answered: all before it arrived */
 		qp->req.idx = i;
-		qp->req.off = (max(st->npkts, 1U) - 1) * qp->mtu;
-		qp->req.psn = roce_psn_add(st->first_psn, max(st->npkts, 1U) - 1);
+		qp->req.off = (st->npkts - 1) * qp->mtu;
+		qp->req.psn = roce_psn_add(st->first_psn, st->npkts - 1);
 		return !roce_psn_before(qp->req.psn, qp->comp.una_psn);
 	}
 	return false;

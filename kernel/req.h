@@ -84,11 +84,12 @@ void srdma_req_unlock(struct srdma_qp *qp, bool fail)
 unsigned long srdma_ack_timeout(struct srdma_qp *qp);
 bool srdma_sq_order_ok(struct srdma_qp *qp);
 bool __srdma_req_run(struct srdma_qp *qp);
-bool srdma_req_none_sent(const struct srdma_qp *qp);
-void srdma_req_oldest(struct srdma_qp *qp);
 void srdma_req_probe(struct srdma_qp *qp, bool oldest);
 
 /* comp.c */
+bool srdma_req_none_sent(const struct srdma_qp *qp);
+u32 srdma_req_unanswered(struct srdma_qp *qp);
+void srdma_req_oldest(struct srdma_qp *qp);
 bool srdma_comp_progress(struct srdma_qp *qp);
 void srdma_comp_arm(struct srdma_qp *qp);
 void srdma_comp_rtt_start(struct srdma_qp *qp, u32 psn);
