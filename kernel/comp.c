@@ -151,6 +151,9 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	qp->req.rd_out = 0;
 	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
 	qp->comp.probing = false;	/* what goes now is resent */
+	qp->comp.seq_rewound = false;
+	qp->comp.sel_used = false;
+	qp->comp.sel_out = false;
 	srdma_req_oldest(qp);
 	qp->comp.una_psn = qp->req.psn;
 }
@@ -344,7 +347,12 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 		return false;
 	}
+	if (qp->comp.sel_out && roce_psn_after(psn, qp->comp.sel_psn))
+		qp->comp.sel_out = false;
 	if (roce_psn_after(psn, qp->req.psn)) {
+		/* Not resent since a NAK's go-back-N, yet executed: kept. */
+		if (qp->comp.seq_rewound)
+			qp->comp.peer_keeps = true;
 		srdma_req_forward(qp, psn);
 		if (roce_psn_after(psn, qp->req.psn))
 			psn = qp->req.psn;
@@ -364,6 +372,34 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		      SRDMA_WINDOW);
 	qp->comp.una_psn = psn;
 	return true;
+}
+
+/*
+ * A sequence NAK for @psn: everything from @psn on goes again (go-back-N,
+ * IBA 9.7.5.1.4), unless the responder keeps what comes past a gap (as
+ * softrdma's does; assumed until seen otherwise) and that fits its
+ * buffer: then the one missing packet goes again first, and the ACK that
+ * follows it covers what was kept. A NAK for the packet right after it
+ * shows a responder that kept nothing (or a second loss): go-back-N then,
+ * and the next one after it tells again (srdma_comp_ack_upto()).
+ */
+static void srdma_comp_seq_nak(struct srdma_qp *qp, u32 psn)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->comp.sel_used && psn == roce_psn_next(qp->comp.sel_psn))
+		qp->comp.peer_keeps = false;
+	if (qp->comp.peer_keeps &&
+	    roce_psn_diff(qp->req.psn, psn) <= SRDMA_REORDER) {
+		srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_ONE);
+		qp->comp.rtt_timing = false;	/* Karn: the ACK may be late */
+		qp->comp.sel_psn = psn;
+		qp->comp.sel_used = true;
+		qp->comp.sel_out = true;
+		srdma_req_probe(qp, true);
+		return;
+	}
+	srdma_req_rewind(qp);
+	qp->comp.seq_rewound = true;
 }
 
 static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
@@ -408,7 +444,7 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 		case ROCE_NAK_PSN_SEQ_ERR:
 			srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_RCVD);
 			roce_cwnd_cut(&qp->req.cwnd);
-			srdma_req_rewind(qp);
+			srdma_comp_seq_nak(qp, psn);
 			return __srdma_req_run(qp);
 		case ROCE_NAK_REMOTE_ACCESS:
 			status = IB_WC_REM_ACCESS_ERR;

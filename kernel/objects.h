@@ -22,6 +22,8 @@
 #include "proto/roce_parse.h"
 #include "proto/roce_rtt.h"
 
+struct srdma_rx_pkt;
+
 /*
  * Lock order, outermost first. A lock not listed under another is never
  * taken while it is held.
@@ -89,6 +91,8 @@
  * @loop: queues of packets sent to this host, by destination QPN
  *	(loop.c), drained and freed in dealloc_driver before the device
  *	leaves @net_node
+ * @ooo_held: requests its QPs keep past a gap (reorder.c), bounded by
+ *	SRDMA_REORDER_DEV
  * @link_mbps: the netdev's speed in Mbit/s (0: it reports none), DCQCN's
  *	line rate (cc.c); set under rtnl at registration and link changes
  *
@@ -121,6 +125,7 @@ struct srdma_dev {
 	atomic_t nmr;
 	atomic_t nmw;
 	atomic_t ndm;
+	atomic_t ooo_held;
 	struct xarray mr_xa;
 	u32 mr_next;
 	struct xarray ah_xa;
@@ -533,6 +538,15 @@ struct srdma_req {
  * @probes: probes sent since the last progress or timeout; each waits
  *	twice as long as the one before
  * @probing: a probe is out and not answered yet
+ * @seq_rewound: the last go-back-N was for a sequence NAK, so an ACK past
+ *	what was sent since shows a responder that kept packets past the gap
+ * @peer_keeps: the responder keeps packets past a gap (reorder.c on the
+ *	other side), as assumed at first and seen after @seq_rewound: a
+ *	sequence NAK then sends the one missing packet again, not all after it
+ * @sel_used: such a resend went, for @sel_psn
+ * @sel_out: it is out until an ACK passes @sel_psn; no more than
+ *	SRDMA_REORDER packets are in flight meanwhile
+ * @sel_psn: the PSN sent again
  */
 struct srdma_comp {
 	u32 una_psn;
@@ -549,6 +563,11 @@ struct srdma_comp {
 	bool rtt_timing;
 	u8 probes;
 	bool probing;
+	bool seq_rewound;
+	bool peer_keeps;
+	bool sel_used;
+	bool sel_out;
+	u32 sel_psn;
 };
 
 /**
@@ -585,6 +604,9 @@ struct srdma_comp {
  *	(compared only: see srdma_qp_pd())
  * @xrc_srqn: XRC target: the number of that SRQ, kept for the message
  *	under way and the receive WQE in @rwqe
+ * @ooo: RC and XRC targets: requests that came past a gap, by PSN modulo
+ *	SRDMA_REORDER, each holding a reference on its skb (reorder.c)
+ * @ooo_count: requests in @ooo
  */
 struct srdma_resp {
 	u32 epsn;
@@ -609,6 +631,8 @@ struct srdma_resp {
 	struct srdma_srq *xsrq;
 	struct ib_pd *xrc_pd;
 	u32 xrc_srqn;
+	struct srdma_rx_pkt *ooo;
+	u32 ooo_count;
 };
 
 /**

@@ -45,6 +45,9 @@
 #define SRDMA_MAX_SGE		32
 #define SRDMA_MAX_INLINE	512
 #define SRDMA_MAX_RD_ATOMIC	128
+/* RC requests kept past a gap (reorder.c): per QP, a power of 2, and per device */
+#define SRDMA_REORDER		64
+#define SRDMA_REORDER_DEV	4096
 #define SRDMA_MAX_MSG		BIT(30)		/* max_msg_sz: a make check test moves it */
 #define SRDMA_GID_TBL_LEN	128	/* room for many IPv4/IPv6 addresses */
 #define SRDMA_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE | \

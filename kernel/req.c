@@ -589,7 +589,9 @@ bool __srdma_req_run(struct srdma_qp *qp)
 		 * from the work item, so one call cannot hog the CPU.
 		 */
 		if (roce_psn_diff(qp->req.psn, burst_psn) >=
-		    (srdma_qp_reliable(qp) ? qp->req.cwnd.cwnd : SRDMA_WINDOW)) {
+		    (!srdma_qp_reliable(qp) ? SRDMA_WINDOW :
+		     qp->comp.sel_out ? min(qp->req.cwnd.cwnd, SRDMA_REORDER) :
+		     qp->req.cwnd.cwnd)) {
 			if (!srdma_qp_reliable(qp))
 				queue_work(srdma_tx_wq, &qp->req.work);
 			break;
@@ -688,6 +690,10 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->comp.rtt_timing = false;
 	qp->comp.probes = 0;
 	qp->comp.probing = false;
+	qp->comp.seq_rewound = false;
+	qp->comp.peer_keeps = true;
+	qp->comp.sel_used = false;
+	qp->comp.sel_out = false;
 	qp->req.sq_bad = false;
 	qp->req.rxe_flush_icrc = false;
 	roce_cwnd_init(&qp->req.cwnd, SRDMA_CWND_INIT, SRDMA_WINDOW);

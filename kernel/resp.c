@@ -29,7 +29,8 @@ int srdma_resp_init(struct srdma_qp *qp, gfp_t gfp)
 	qp->resp.rwqe = kzalloc(slot, gfp);
 	qp->resp.rd = kcalloc(SRDMA_ANSWERS, sizeof(*qp->resp.rd), gfp);
 	qp->resp.held = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->resp.held), gfp);
-	if (!qp->resp.rwqe || !qp->resp.rd || !qp->resp.held) {
+	if (!qp->resp.rwqe || !qp->resp.rd || !qp->resp.held ||
+	    srdma_reorder_init(qp, gfp)) {
 		srdma_resp_fini(qp);
 		return -ENOMEM;
 	}
@@ -40,6 +41,7 @@ int srdma_resp_init(struct srdma_qp *qp, gfp_t gfp)
 void srdma_resp_fini(struct srdma_qp *qp)
 {
 	cancel_work_sync(&qp->resp.rd_work);
+	srdma_reorder_fini(qp);
 	kfree(qp->resp.held);
 	qp->resp.held = NULL;
 	kfree(qp->resp.rd);
@@ -62,6 +64,7 @@ void srdma_resp_start(struct srdma_qp *qp)
 	/* Nothing held from before: not even as bytes a bug could reach. */
 	qp->resp.held_start = qp->resp.held_head;
 	memset(qp->resp.held, 0, SRDMA_MAX_RD_ATOMIC * sizeof(*qp->resp.held));
+	srdma_reorder_purge(qp);
 	spin_unlock_bh(&qp->rq_lock);
 }
 
@@ -628,8 +631,12 @@ static bool srdma_resp_rc_seq(struct srdma_qp *qp,
 		return false;
 	}
 	if (diff > 0) {
-		/* A gap: one NAK until the expected PSN shows up. */
-		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+		/*
+		 * A gap: one NAK until the expected PSN shows up; what came
+		 * early is kept for then (reorder.c) if there is room.
+		 */
+		if (!srdma_reorder_hold(qp, pkt, diff))
+			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 		if (!qp->resp.nak_sent)
 			srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
 		qp->resp.nak_sent = true;
@@ -695,21 +702,19 @@ static void srdma_resp_done(struct srdma_qp *qp,
 		srdma_resp_ack(qp, psn, srdma_ack_syndrome());
 }
 
-/**
- * srdma_resp_rx - a request packet for @qp
- * @qp: the responder's QP (RCU-protected by the caller)
- * @pkt: the parsed packet
+/*
+ * One request packet, rq_lock held. Return: 0, or -EPROTO when the QP
+ * must enter the error state (qp->resp.event says with which event).
  */
-void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
+static int __srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 {
 	u32 psn = roce_bth_psn(pkt->bth);
 	u32 flags = pkt->info->flags;
 	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 	enum ib_qp_state state;
 	int ret = 0;
-	int event;
 
-	spin_lock_bh(&qp->rq_lock);
+	lockdep_assert_held(&qp->rq_lock);
 	qp->resp.event = SRDMA_NO_EVENT;
 	state = READ_ONCE(qp->state);
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
@@ -793,6 +798,54 @@ out:
 		ret = 0;
 	}
 	qp->resp.xsrq = NULL;	/* valid for this packet only */
+	return ret;
+}
+
+/*
+ * The gap before the requests kept in the reorder buffer was filled:
+ * execute those that now follow in order. One ACK then covers them (or a
+ * NAK, if another gap stops the run before all kept were taken), so a
+ * requester going back to the gap moves past them (srdma_req_forward()).
+ * Return: as __srdma_resp_rx().
+ */
+static int srdma_resp_rx_kept(struct srdma_qp *qp)
+{
+	struct srdma_rx_pkt kept;
+	u32 epsn = qp->resp.epsn;
+	int ret = 0;
+
+	while (!ret && srdma_reorder_next(qp, &kept)) {
+		ret = __srdma_resp_rx(qp, &kept.rp);
+		consume_skb(kept.skb);
+	}
+	/* An RNR NAK or an error, or nothing taken, said all there is. */
+	if (ret || qp->resp.nak_sent || epsn == qp->resp.epsn)
+		return ret;
+	if (qp->resp.ooo_count) {
+		srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
+		qp->resp.nak_sent = true;
+	} else {
+		srdma_resp_ack(qp, roce_psn_sub(qp->resp.epsn, 1),
+			       srdma_ack_syndrome());
+	}
+	return 0;
+}
+
+/**
+ * srdma_resp_rx - a request packet for @qp
+ * @qp: the responder's QP (RCU-protected by the caller)
+ * @pkt: the parsed packet
+ */
+void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
+{
+	int event, ret;
+	u32 epsn;
+
+	spin_lock_bh(&qp->rq_lock);
+	epsn = qp->resp.epsn;
+	ret = __srdma_resp_rx(qp, pkt);
+	if (!ret && qp->resp.ooo_count && epsn != qp->resp.epsn)
+		ret = srdma_resp_rx_kept(qp);
 	event = qp->resp.event;
 	spin_unlock_bh(&qp->rq_lock);
 	if (ret == -EPROTO)

@@ -7,7 +7,9 @@
 # 2000 FETCH_AND_ADDs and 2000 ATOMIC WRITEs must each run once, in order
 # (no replayed duplicate executed twice). No error completion is allowed. Corrupted packets must
 # die at the ICRC. Late packets (one in ten held 20 ms) must draw tail loss
-# probes, which execute nothing twice either.
+# probes, which execute nothing twice either. Across loss the responder
+# must keep what comes past a gap (kernel/reorder.c) and the requester
+# answer a sequence NAK by sending the missing packet alone.
 . "$(dirname "$0")/../lib/lib.sh"
 trap srdma_cleanup EXIT
 
@@ -25,7 +27,7 @@ CASES=(
 )
 PER_CASE=$((1 + ${#NETEM_OPS}))	# rc_stream: connect, then one per op
 
-ktap_plan $((2 + ${#CASES[@]} * PER_CASE + 2))
+ktap_plan $((2 + ${#CASES[@]} * PER_CASE + 4))
 srdma_cleanup
 
 # fold_case N CMD...: CMD's N TAP results become ours, named by the case;
@@ -68,6 +70,8 @@ if [ $netem_ok -ne 0 ]; then
 	done
 	ktap_skip "corruption: ICRC drops counted" "no tc netem"
 	ktap_skip "late packets: tail loss probes sent" "no tc netem"
+	ktap_skip "1% loss: packets past a gap kept, the gap resent alone" "no tc netem"
+	ktap_skip "5% loss: packets past a gap kept, the gap resent alone" "no tc netem"
 	ktap_finish
 fi
 ktap_result "tc netem on a veth" 0
@@ -83,6 +87,10 @@ for c in "${CASES[@]}"; do
 	done
 	icrc0=$(sum_counter drop_bad_icrc srdma1 srdma2)
 	tlp0=$(sum_counter tlp_probes srdma1 srdma2)
+	kept0=$(sum_counter ooo_held srdma1 srdma2)
+	one0=$(sum_counter seq_naks_one_resent srdma1 srdma2)
+	nak0=$(sum_counter seq_naks_rcvd srdma1 srdma2)
+	rtx0=$(sum_counter retransmits srdma1 srdma2)
 	t0=$(date +%s)
 	fold_case $PER_CASE timeout -k 5 100 "$PROGS/rc_stream" srdma1 srdma2 \
 		"$MIB" "$SEED" "$NETEM_OPS"
@@ -95,6 +103,16 @@ for c in "${CASES[@]}"; do
 		ktap_print "drop_bad_icrc of both devices grew by $((icrc1 - icrc0))"
 		ktap_result "corruption: ICRC drops counted" \
 			"$([ $((icrc1 - icrc0)) -gt 0 ]; echo $?)"
+	fi
+	if [ "${case#*% }" = loss ]; then
+		kept=$(($(sum_counter ooo_held srdma1 srdma2) - kept0))
+		one=$(($(sum_counter seq_naks_one_resent srdma1 srdma2) - one0))
+		ktap_print "$case: $kept packets kept past a gap;" \
+			"$(($(sum_counter seq_naks_rcvd srdma1 srdma2) - nak0)) sequence NAKs," \
+			"$one answered by one packet;" \
+			"$(($(sum_counter retransmits srdma1 srdma2) - rtx0)) packets resent"
+		ktap_result "$case: packets past a gap kept, the gap resent alone" \
+			"$([ "$kept" -gt 0 ] && [ "$one" -gt 0 ]; echo $?)"
 	fi
 	if [ "$case" = "late packets" ]; then
 		tlp1=$(sum_counter tlp_probes srdma1 srdma2)
