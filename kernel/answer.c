@@ -23,6 +23,7 @@ void srdma_resp_ack_send(struct srdma_qp *qp, u32 psn, u8 syndrome,
 	};
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (!srdma_qp_reliable(qp))
 		return;		/* UC: no acknowledgements */
 	skb = srdma_pkt_alloc(qp, info->hdr_len, 0, true);
@@ -83,6 +84,7 @@ static void srdma_resp_atomic_ack(struct srdma_qp *qp, struct srdma_rd *rd)
 	};
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&qp->rq_lock);
 	skb = srdma_pkt_alloc(qp, info->hdr_len, 0, true);
 	if (!skb)
 		return;		/* the requester asks again */
@@ -201,6 +203,7 @@ static bool srdma_resp_read_burst(struct srdma_qp *qp, struct srdma_rd *rd)
  */
 static bool srdma_resp_paced(struct srdma_qp *qp, const struct srdma_rd *rd)
 {
+	lockdep_assert_held(&qp->rq_lock);
 	return rd->len && !rd->ack && !rd->atomic && !srdma_cc_may_send(qp);
 }
 
@@ -267,6 +270,7 @@ static void srdma_resp_answer(struct srdma_qp *qp, struct srdma_rd *rd)
  */
 bool srdma_resp_queue_full(const struct srdma_qp *qp)
 {
+	lockdep_assert_held(&qp->rq_lock);
 	return qp->resp.rd_head - qp->resp.rd_tail > SRDMA_ANSWERS - 2;
 }
 
@@ -330,6 +334,7 @@ static struct srdma_rd *srdma_resp_rd_held(struct srdma_qp *qp, u32 i)
 	u32 held = min_t(u32, qp->attr.max_dest_rd_atomic ?: 1,
 			 SRDMA_MAX_RD_ATOMIC);
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (i > held || i > qp->resp.held_head - qp->resp.held_start)
 		return NULL;
 	return &qp->resp.held[(qp->resp.held_head - i) % SRDMA_MAX_RD_ATOMIC];
@@ -347,6 +352,7 @@ static bool srdma_resp_restream(struct srdma_qp *qp,
 {
 	u32 i;
 
+	lockdep_assert_held(&qp->rq_lock);
 	for (i = qp->resp.rd_tail; i != qp->resp.rd_head; i++) {
 		struct srdma_rd *rd = &qp->resp.rd[i % SRDMA_ANSWERS];
 		u32 npkts = srdma_rd_npkts(rd, qp->mtu);

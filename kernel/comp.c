@@ -78,6 +78,7 @@ bool srdma_comp_progress(struct srdma_qp *qp)
  */
 static bool srdma_req_fail_oldest(struct srdma_qp *qp, u8 status)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	srdma_st(qp, qp->sq.idx)->status = status;
 	if (qp->sq.idx == qp->req.idx) {
 		qp->req.idx++;
@@ -89,6 +90,7 @@ static bool srdma_req_fail_oldest(struct srdma_qp *qp, u8 status)
 /* Nothing sent that is not answered: no WQE for a NAK to fail. */
 bool srdma_req_none_sent(const struct srdma_qp *qp)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	return qp->sq.idx == qp->req.idx && !qp->req.off;
 }
 
@@ -118,6 +120,7 @@ void srdma_req_oldest(struct srdma_qp *qp)
 	struct srdma_swqe *st = srdma_st(qp, qp->sq.idx);
 	u32 mtu = qp->mtu;
 
+	lockdep_assert_held(&qp->sq_lock);
 	qp->req.idx = qp->sq.idx;
 	if (srdma_wqe(qp, qp->sq.idx)->opcode == IB_UVERBS_WR_RDMA_READ) {
 		qp->req.off = st->read_off;	/* whole packets: MTUs */
@@ -184,6 +187,7 @@ static bool srdma_comp_pto_due(struct srdma_qp *qp, unsigned long *due)
 {
 	u32 pto = roce_rtt_pto_us(&qp->comp.rtt);
 
+	lockdep_assert_held(&qp->sq_lock);
 	if (!pto || qp->comp.probes >= SRDMA_MAX_PROBES)
 		return false;
 	if (!qp->comp.probes)
@@ -331,6 +335,7 @@ static void srdma_req_forward(struct srdma_qp *qp, u32 psn)
  */
 static void srdma_comp_answered(struct srdma_qp *qp)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	qp->comp.probing = false;
 	if (!qp->comp.probes)
 		return;
@@ -478,6 +483,7 @@ static bool srdma_comp_atomic(struct srdma_qp *qp,
 	struct srdma_xfer x = { .op = SRDMA_FROM_BUF, .buf = (u8 *)&orig };
 	int err;
 
+	lockdep_assert_held(&qp->sq_lock);
 	err = srdma_sge_xfer(qp, w->sge, w->num_sge, 0, sizeof(orig), &x);
 	if (err == -EAGAIN)
 		return false;

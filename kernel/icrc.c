@@ -101,8 +101,9 @@ void srdma_icrc_tx(struct sk_buff *skb, u32 crc, u32 roce_len)
 }
 
 /*
- * Receive side: check the ICRC of the packet of @len bytes (BTH through ICRC) after the
- * UDP header at skb->data; only the headers need be linear.
+ * Receive side: check the ICRC of the packet of @len bytes (BTH through
+ * ICRC) after the UDP header at skb->data; only the headers need be
+ * linear.
  * Return: 0, ROCE_ICRC_RXE_FLUSH or -ROCE_DROP_BAD_ICRC.
  */
 int srdma_icrc_rx(struct sk_buff *skb, u32 len)

@@ -66,6 +66,7 @@ void srdma_req_unlock(struct srdma_qp *qp, bool fail)
 	bool notify = qp->req.sq_notify;
 	bool bad = qp->req.sq_bad;
 
+	lockdep_assert_held(&qp->sq_lock);
 	qp->req.sq_notify = false;
 	spin_unlock_bh(&qp->sq_lock);
 	if (notify)
@@ -270,6 +271,7 @@ static bool srdma_req_flush_icrc(struct srdma_qp *qp)
 	u8 retries = qp->attr.retry_cnt - qp->comp.retry_left;
 	bool rxe = READ_ONCE(qp->req.peer_rxe_flush) || qp->req.rxe_flush_icrc;
 
+	lockdep_assert_held(&qp->sq_lock);
 	qp->req.flush_icrc_sent = rxe ^ (retries & 1);
 	return qp->req.flush_icrc_sent;
 }
@@ -487,6 +489,7 @@ static bool srdma_req_probe_pos(struct srdma_qp *qp)
 	struct srdma_swqe *st;
 	u32 i;
 
+	lockdep_assert_held(&qp->sq_lock);
 	i = srdma_req_unanswered(qp);
 	if (i != qp->req.idx) {
 		st = srdma_st(qp, i);

@@ -99,6 +99,7 @@ int srdma_resp_fill_res(struct sk_buff *msg, struct srdma_qp *qp)
  */
 static void srdma_resp_nak(struct srdma_qp *qp, enum roce_nak_code code)
 {
+	lockdep_assert_held(&qp->rq_lock);
 	switch (code) {
 	case ROCE_NAK_PSN_SEQ_ERR:
 		srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_SENT);
@@ -127,6 +128,7 @@ static void srdma_resp_nak(struct srdma_qp *qp, enum roce_nak_code code)
  */
 static void srdma_resp_rnr(struct srdma_qp *qp, u32 psn)
 {
+	lockdep_assert_held(&qp->rq_lock);
 	srdma_count(qp_sdev(qp), SRDMA_CNT_RNR_NAKS_SENT);
 	srdma_resp_ack(qp, psn, roce_aeth_syn_rnr(qp->attr.min_rnr_timer));
 	/*
@@ -275,6 +277,7 @@ struct srdma_mr *srdma_resp_mr(struct srdma_qp *qp, u32 rkey, u64 va,
 {
 	struct srdma_mr *mr;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (!(qp->attr.qp_access_flags & access))
 		return NULL;
 	mr = srdma_mr_get(to_sdev(qp->ibqp.device), rkey, srdma_qp_pd(qp),
@@ -428,11 +431,12 @@ static int srdma_resp_read(struct srdma_qp *qp,
 
 /*
  * The outcome of an atomic's or ATOMIC WRITE's access to its MR (@err of
- * srdma_mr_xfer()). Return: 0 (0), -EAGAIN (an ODP page being
- * mapped: RNR), or -EPROTO after the NAK the error calls for.
+ * srdma_mr_xfer()). Return: 0, -EAGAIN (an ODP page being mapped:
+ * RNR), or -EPROTO after the NAK the error calls for.
  */
 static int srdma_resp_placed(struct srdma_qp *qp, int err)
 {
+	lockdep_assert_held(&qp->rq_lock);
 	if (!err || err == -EAGAIN)
 		return err;
 	srdma_resp_nak(qp, err == -EACCES ? ROCE_NAK_REMOTE_ACCESS :
@@ -512,6 +516,7 @@ static int srdma_resp_atomic_write(struct srdma_qp *qp,
 	struct srdma_mr *mr;
 	int err;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (roce_reth_len(reth) != sizeof(u64) ||
 	    pkt->payload_len != sizeof(u64) || (va & (sizeof(u64) - 1))) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);
@@ -550,6 +555,7 @@ static int srdma_resp_flush(struct srdma_qp *qp,
 		      IB_ACCESS_FLUSH_PERSISTENT : 0);
 	struct srdma_mr *mr;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (!type || (type & ~(ROCE_FLUSH_GLOBAL | ROCE_FLUSH_PERSISTENT)) ||
 	    level > ROCE_FLUSH_MR) {
 		srdma_resp_nak(qp, ROCE_NAK_INVALID_REQ);

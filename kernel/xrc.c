@@ -75,6 +75,7 @@ struct srdma_srq *srdma_xrc_resp_srq(struct srdma_qp *qp,
 	u32 num = roce_xrceth_srqn(roce_pkt_xrceth(pkt));
 	struct srdma_srq *srq;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (qp->resp.msg_open && num != qp->resp.xrc_srqn)
 		return NULL;
 	srq = srdma_xsrq_lookup_rcu(num);
