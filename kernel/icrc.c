@@ -83,14 +83,22 @@ static u32 srdma_skb_crc(struct sk_buff *skb, u32 off, u32 len, u32 crc)
 }
 
 /*
- * Send side: finish the ICRC begun over the IP, UDP and BT headers (@crc,
- * from roce_icrc_begin_ipv4/6()) over the rest of the packet, linear or
- * in frags, then store it in its last 4 bytes. @roce_len: BTH to ICRC.
+ * Send side: the ICRC over the IP, UDP and BT headers (their invariant
+ * fields) and the rest of the packet, linear or in frags, stored in its
+ * last 4 bytes. The IP header must be final, IP ID included. @roce_len:
+ * BTH to ICRC.
  */
-void srdma_icrc_tx(struct sk_buff *skb, u32 crc, u32 roce_len)
+void srdma_icrc_tx(struct sk_buff *skb, u32 roce_len)
 {
 	u32 off = skb_transport_offset(skb) + sizeof(struct udphdr);
+	const struct udphdr *udph = udp_hdr(skb);
 	u8 icrc[ROCE_ICRC_LEN];
+	u32 crc;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		crc = roce_icrc_begin_ipv4(ip_hdr(skb), udph);
+	else
+		crc = roce_icrc_begin_ipv6(ipv6_hdr(skb), udph);
 
 	crc = srdma_skb_crc(skb, off + ROCE_BTH_LEN,
 			    roce_len - ROCE_BTH_LEN - ROCE_ICRC_LEN, crc);

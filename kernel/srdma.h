@@ -148,7 +148,7 @@ int srdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 /* icrc.c: the ICRC of packets sent and taken */
 void srdma_crc_init(void);
 void srdma_crc_exit(void);
-void srdma_icrc_tx(struct sk_buff *skb, u32 crc, u32 roce_len);
+void srdma_icrc_tx(struct sk_buff *skb, u32 roce_len);
 int srdma_icrc_rx(struct sk_buff *skb, u32 len);
 
 /* qp.c: queue pairs: create, modify, destroy, post, errors */

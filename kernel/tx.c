@@ -124,7 +124,6 @@ static int srdma_xmit4(struct srdma_dev *sdev, struct srdma_path *path,
 {
 	const struct srdma_av *av = &path->av;
 	struct net *net = sdev->net;
-	struct udphdr *udph;
 	struct iphdr *iph;
 	struct rtable *rt;
 	u8 tclass;
@@ -136,7 +135,7 @@ static int srdma_xmit4(struct srdma_dev *sdev, struct srdma_path *path,
 
 	/* Before the pushes: it reads the opcode at skb->data. */
 	tclass = srdma_cc_tclass(skb, av->tclass);
-	udph = srdma_push_udp(skb, av, roce_len);
+	srdma_push_udp(skb, av, roce_len);
 	iph = skb_push(skb, sizeof(*iph));
 	skb_reset_network_header(skb);
 	iph->version = 4;
@@ -154,7 +153,7 @@ static int srdma_xmit4(struct srdma_dev *sdev, struct srdma_path *path,
 
 	/* The ICRC covers the IP ID: choose it before computing the ICRC. */
 	ip_select_ident(net, skb, NULL);
-	srdma_icrc_tx(skb, roce_icrc_begin_ipv4(iph, udph), roce_len);
+	srdma_icrc_tx(skb, roce_len);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	return ip_local_out(net, NULL, skb);
 drop:
@@ -191,7 +190,7 @@ static int srdma_xmit6(struct srdma_dev *sdev, struct srdma_path *path,
 	if (srdma_loop_route(dst))
 		return srdma_loop_xmit(sdev, skb);
 
-	srdma_icrc_tx(skb, roce_icrc_begin_ipv6(ip6h, udph), roce_len);
+	srdma_icrc_tx(skb, roce_len);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	return ip6_local_out(net, NULL, skb);
 drop:
