@@ -23,10 +23,6 @@ ip -n ns1 link set veth13 up
 ip -n ns3 link set veth31 up
 ip netns exec ns1 rdma link add srdma3 type softrdma netdev veth13
 
-cm_listening() {
-	rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'
-}
-
 # cm_pair NAME SERVER_NS SERVER_CMD CLIENT_NS CLIENT_CMD: the server
 # listens through rdma_cm, then the client connects; both must succeed.
 cm_pair() {
@@ -34,7 +30,7 @@ cm_pair() {
 	out=$(mktemp)
 	ip netns exec "$sns" timeout "$TOOL_TIMEOUT" $server >"$out" 2>&1 &
 	pid=$!
-	wait_for cm_listening 30 || ktap_print "no listener came up"
+	wait_for "cm_listening ${server%% *}" 30 || ktap_print "no listener came up"
 	ip netns exec "$cns" timeout "$TOOL_TIMEOUT" $client >>"$out" 2>&1
 	rc_c=$?
 	wait $pid
@@ -121,7 +117,7 @@ churn() {
 	local i pid ok=0
 	ip netns exec ns1 rping -s -a 10.9.0.1 -P >/dev/null 2>&1 &
 	pid=$!
-	wait_for cm_listening 30
+	wait_for "cm_listening rping" 30
 	for i in $(seq "$CHURN"); do
 		ip netns exec ns2 timeout 30 rping -c -a 10.9.0.1 -C 1 -V \
 			>/dev/null 2>&1 && ok=$((ok + 1))

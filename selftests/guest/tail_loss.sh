@@ -64,7 +64,7 @@ g1=$(gid_index srdma1)
 g2=$(gid_index srdma2)
 lat="ib_send_lat -F -u 14 -s"
 tcp="ip netns exec ns1 ss -Hltn 'sport = :18515' | grep -q ."
-cm="rdma resource show cm_id | grep -q 'state LISTEN'"
+cm="cm_listening rping"
 across "ib_send_lat 4 KiB" "$tcp" \
 	$lat 4096 -n 300 -d srdma1 -x "$g1" -- \
 	$lat 4096 -n 300 -d srdma2 -x "$g2" 10.9.0.1

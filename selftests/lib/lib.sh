@@ -142,6 +142,14 @@ wait_for() {
 	return 1
 }
 
+# cm_listening PROG: an rdma_cm listener of the program PROG is up. The
+# program is named so that a listener of the test before, on its way out,
+# is not taken for the one now starting (ib_send_bw -R was rejected so).
+cm_listening() {
+	rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' |
+		grep -qw "comm $1"
+}
+
 # veth_pair A B [ADDR_A/LEN]: a veth pair, both ends up, A addressed.
 veth_pair() {
 	ip link add "$1" type veth peer name "$2" || return
@@ -348,7 +356,8 @@ across_run() {
 		# Line-buffered: an error and the output before it stay in order.
 		timeout "$TOOL_TIMEOUT" stdbuf -oL $server >"$out" 2>&1 &
 		local pid=$!
-		wait_for "$listening" 60
+		wait_for "$listening" 60 ||
+			echo "no listener after 60 s: $listening" >>"$out"
 		"$SYNC" barrier "listen$across_step" 120
 		wait $pid
 		rc=$?

@@ -20,8 +20,7 @@ across() {
 
 # across_cm SERVER_HOST NAME SERVER_CMD CLIENT_CMD: an rdma_cm program.
 across_cm() {
-	across_run "$1" "$2" \
-		"rdma resource show cm_id | grep -q 'state LISTEN'" "$3" "$4"
+	across_run "$1" "$2" "cm_listening ${3%% *}" "$3" "$4"
 }
 
 # virtio-net programs a new group into QEMU's receive filter from a work
