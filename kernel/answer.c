@@ -291,8 +291,10 @@ struct srdma_rd *srdma_resp_hold(struct srdma_qp *qp)
 /*
  * Queue the answer to held request @held, or to its part from PSN @psn
  * on, under the MSN it had. Answers leave in PSN order: one asked again
- * goes before those queued for later requests, which start over, as the
- * requester dropped what it had of them while it waited for this one.
+ * goes before those queued for later requests, which go on where they
+ * were. A requester that dropped what it had of them asks for them again
+ * (go-back-N sends every later request again: srdma_resp_read_replay()
+ * then restarts a stream still queued); one that kept them does not.
  * Return: 0, or -EBUSY when the queue is full.
  */
 int srdma_resp_queue(struct srdma_qp *qp, const struct srdma_rd *held,
@@ -309,7 +311,6 @@ int srdma_resp_queue(struct srdma_qp *qp, const struct srdma_rd *held,
 		prev = &qp->resp.rd[(i - 1) % SRDMA_ANSWERS];
 		if (!roce_psn_after(prev->psn, psn))
 			break;
-		prev->sent = 0;
 		qp->resp.rd[i % SRDMA_ANSWERS] = *prev;
 	}
 	qp->resp.rd_head++;
@@ -341,50 +342,85 @@ static struct srdma_rd *srdma_resp_rd_held(struct srdma_qp *qp, u32 i)
 }
 
 /*
- * A read asked again from @psn on while its answer @held is still queued:
- * the stream goes on from @psn (if it went past it) rather than a second
- * copy queued behind the first, whose packets after a lost one the
- * requester would only drop. A request asked again before its answer
- * reached @psn needs nothing more. Return: true if so answered.
+ * The queued answer to held read @held that is still to send, or went
+ * past, the response @psn: @at is then that response's packet in it.
  */
-static bool srdma_resp_restream(struct srdma_qp *qp,
-				const struct srdma_rd *held, u32 psn)
+static struct srdma_rd *srdma_resp_queued(struct srdma_qp *qp,
+					  const struct srdma_rd *held, u32 psn,
+					  u32 *at)
 {
 	u32 i;
 
 	lockdep_assert_held(&qp->rq_lock);
 	for (i = qp->resp.rd_tail; i != qp->resp.rd_head; i++) {
 		struct srdma_rd *rd = &qp->resp.rd[i % SRDMA_ANSWERS];
-		u32 npkts = srdma_rd_npkts(rd, qp->mtu);
-		s32 at = roce_psn_diff(psn, rd->psn);
+		s32 d = roce_psn_diff(psn, rd->psn);
 
 		if (rd->ack || rd->atomic || rd->placed ||
-		    rd->rkey != held->rkey || at < 0 || at >= npkts ||
-		    rd->va + (u64)at * qp->mtu != held->va +
+		    rd->rkey != held->rkey || d < 0 ||
+		    d >= srdma_rd_npkts(rd, qp->mtu) ||
+		    rd->va + (u64)d * qp->mtu != held->va +
 		    (u64)roce_psn_diff(psn, held->psn) * qp->mtu)
 			continue;
-		if (rd->sent > at)
-			rd->sent = at;
-		return true;
+		*at = d;
+		return rd;
 	}
-	return false;
+	return NULL;
+}
+
+/*
+ * Part of held read @held, @len bytes from the response @psn on, asked
+ * for alone by a requester that kept the responses past a gap: answered
+ * first, ahead of what is queued, which goes on where it was (sending it
+ * again would only repeat what the requester kept). Nothing is queued if
+ * an answer still to send that part is.
+ * Return: 0, or -EBUSY when the queue is full.
+ */
+static int srdma_resp_queue_part(struct srdma_qp *qp,
+				 const struct srdma_rd *held, u32 psn, u32 len)
+{
+	struct srdma_rd *rd;
+	u32 at;
+
+	lockdep_assert_held(&qp->rq_lock);
+	rd = srdma_resp_queued(qp, held, psn, &at);
+	if (rd && rd->sent <= at &&
+	    at + DIV_ROUND_UP(len, qp->mtu) <= srdma_rd_npkts(rd, qp->mtu))
+		return 0;
+	if (srdma_resp_queue_full(qp))
+		return -EBUSY;
+	rd = &qp->resp.rd[--qp->resp.rd_tail % SRDMA_ANSWERS];
+	*rd = *held;
+	rd->va += (u64)roce_psn_diff(psn, held->psn) * qp->mtu;
+	rd->len = len;
+	rd->psn = psn;
+	rd->sent = 0;
+	srdma_resp_answer(qp, rd);
+	return 0;
 }
 
 /*
  * A duplicate read (the requester lost responses and asks again, IBA
- * 9.7.5.1.1) is answered again only if it repeats, in full or from one of
- * its packets on, a read this responder still holds: same key, and the
- * address and length of that packet on. Anything else is dropped without
- * a NAK: a NAK would carry the current PSN and kill the requester's work,
- * and a forged duplicate must buy no reads.
+ * 9.7.5.1.1) is answered again only if it repeats a read this responder
+ * still holds: same key, the address of one of its packets, and either
+ * the length from there to its end, or whole MTUs short of that (a part
+ * asked for alone: srdma_resp_queue_part()). Anything else is dropped
+ * without a NAK: a NAK would carry the current PSN and kill the
+ * requester's work, and a forged duplicate must buy no reads.
+ *
+ * The rest of a read asked again while its answer is still queued goes
+ * on from @psn (if it went past it) rather than a second copy queued
+ * behind the first, whose packets after a lost one the requester would
+ * only drop.
  * Return: 0, -ENOENT (not a held read), or -EBUSY (queue full).
  */
 int srdma_resp_read_replay(struct srdma_qp *qp,
 			   const struct roce_pkt_info *pkt, u32 psn)
 {
 	const struct roce_reth *reth = roce_pkt_reth(pkt);
-	struct srdma_rd *rd;
-	u32 i, npkts;
+	u32 len = roce_reth_len(reth);
+	struct srdma_rd *rd, *queued;
+	u32 i, npkts, at;
 	u64 skip;
 
 	lockdep_assert_held(&qp->rq_lock);
@@ -396,10 +432,18 @@ int srdma_resp_read_replay(struct srdma_qp *qp,
 		    roce_psn_diff(psn, rd->psn) >= npkts)
 			continue;
 		skip = (u64)roce_psn_diff(psn, rd->psn) * qp->mtu;
-		if (roce_reth_va(reth) == rd->va + skip &&
-		    roce_reth_len(reth) == rd->len - skip)
-			return srdma_resp_restream(qp, rd, psn) ? 0 :
-			       srdma_resp_queue(qp, rd, psn);
+		if (roce_reth_va(reth) != rd->va + skip)
+			continue;
+		if (len && len < rd->len - skip && !(len % qp->mtu))
+			return srdma_resp_queue_part(qp, rd, psn, len);
+		if (len != rd->len - skip)
+			continue;
+		queued = srdma_resp_queued(qp, rd, psn, &at);
+		if (!queued)
+			return srdma_resp_queue(qp, rd, psn);
+		if (queued->sent > at)
+			queued->sent = at;
+		return 0;
 	}
 	return -ENOENT;
 }

@@ -157,6 +157,10 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	qp->comp.seq_rewound = false;
 	qp->comp.sel_used = false;
 	qp->comp.sel_out = false;
+	/* What was kept past a gap is asked for again with the rest. */
+	qp->comp.sub_out = false;
+	qp->comp.ooo_lost = false;
+	srdma_reorder_purge(qp_sdev(qp), &qp->comp.ooo);
 	srdma_req_oldest(qp);
 	qp->comp.una_psn = qp->req.psn;
 }
@@ -218,6 +222,63 @@ void srdma_comp_arm(struct srdma_qp *qp)
 }
 
 /*
+ * The oldest read or atomic not fully answered (srdma_req_unanswered()),
+ * and in @expect the PSN of the response it takes next.
+ * Return: its index, or qp->req.idx if none.
+ */
+static u32 srdma_comp_expect(struct srdma_qp *qp, u32 *expect)
+{
+	u32 i = srdma_req_unanswered(qp);
+
+	if (i != qp->req.idx) {
+		const struct srdma_swqe *st = srdma_st(qp, i);
+
+		*expect = roce_psn_add(st->first_psn, st->read_off / qp->mtu);
+	}
+	return i;
+}
+
+/* Is the response @psn one of a part asked for alone, still on its way? */
+static bool srdma_comp_part_covers(const struct srdma_qp *qp, u32 psn)
+{
+	return qp->comp.sub_out && !roce_psn_before(psn, qp->comp.sub_psn) &&
+	       roce_psn_before(psn, qp->comp.sub_end);
+}
+
+/*
+ * Responses past a gap are kept: ask again for the missing ones alone, up
+ * to the first one kept (or the end of their read), rather than for all
+ * from the gap on, which the responder would send again in full.
+ * Return: false if nothing is kept past the gap, so nothing was asked.
+ */
+static bool srdma_comp_ask_gap(struct srdma_qp *qp)
+{
+	struct srdma_swqe *st;
+	u32 i, expect, ahead, npkts = 1, len = 0;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (!qp->comp.ooo.count)
+		return false;
+	i = srdma_comp_expect(qp, &expect);
+	if (i == qp->req.idx)
+		return false;
+	ahead = srdma_reorder_ahead(&qp->comp.ooo, expect);
+	if (!ahead)
+		return false;
+	st = srdma_st(qp, i);
+	if (srdma_wqe(qp, i)->opcode == IB_UVERBS_WR_RDMA_READ) {
+		npkts = min(ahead, st->npkts - st->read_off / qp->mtu);
+		len = min(npkts * qp->mtu, st->len - st->read_off);
+	}
+	qp->comp.sub_out = true;
+	qp->comp.sub_psn = expect;
+	qp->comp.sub_end = roce_psn_add(expect, npkts);
+	srdma_count(qp_sdev(qp), SRDMA_CNT_RESP_GAPS_ASKED);
+	srdma_req_ask_again(qp, i, expect, len);
+	return true;
+}
+
+/*
  * A tail loss probe: no answer for a probe timeout, and the QP's timer is
  * not due yet. One packet goes again, alone, asking for an ACK
  * (srdma_req_probe()); the requester does not go back. The responder
@@ -234,6 +295,9 @@ static void srdma_comp_probe(struct srdma_qp *qp)
 	qp->comp.probing = true;
 	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
 	srdma_count(qp_sdev(qp), SRDMA_CNT_TLP_PROBES);
+	/* Responses kept past a gap: what is missing is known. */
+	if (srdma_comp_ask_gap(qp))
+		return;
 	/*
 	 * A responder NAKs a gap once: if that NAK was lost, a probe past
 	 * the gap is dropped unanswered. So every second probe sends the
@@ -470,6 +534,52 @@ static bool srdma_comp_aeth(struct srdma_qp *qp, u32 psn, u8 syndrome)
 }
 
 /*
+ * A response @psn past the one expected, @expect: some went missing, or
+ * come late. It is kept (reorder.c), and once SRDMA_GAP_DUPS are, the
+ * missing ones are asked for alone, once a gap. With no room, the old
+ * way: everything from the gap on is asked for again, once (a probe
+ * covers the rest), or once the kept ones are taken
+ * (srdma_comp_rx_kept()). Return: true if the QP must enter ERR.
+ */
+static bool srdma_comp_gap(struct srdma_qp *qp,
+			   const struct roce_pkt_info *pkt, u32 expect, u32 psn)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	if (srdma_reorder_hold(qp_sdev(qp), &qp->comp.ooo, pkt,
+			       roce_psn_diff(psn, expect))) {
+		if (qp->comp.ooo.count >= SRDMA_GAP_DUPS &&
+		    !srdma_comp_part_covers(qp, expect))
+			srdma_comp_ask_gap(qp);
+		return false;
+	}
+	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
+	if (qp->comp.ooo.count) {
+		qp->comp.ooo_lost = true;
+		return false;
+	}
+	if (qp->comp.read_gap)
+		return false;
+	qp->comp.read_gap = true;
+	srdma_req_rewind(qp);
+	return __srdma_req_run(qp);
+}
+
+/*
+ * A LAST or ONLY response (placed: @st's read_off counts it) that ends a
+ * part asked for alone, not the read: the rest was kept, or comes. The
+ * responder sends the read's own LAST at its end only, so one short of
+ * it answers one of the parts asked for (an earlier one, maybe: a probe
+ * can ask again for a longer part while the first one's answer is on its
+ * way); it leaves no hole, as responses are placed in PSN order.
+ */
+static bool srdma_comp_part_end(const struct srdma_qp *qp,
+				const struct srdma_swqe *st)
+{
+	return qp->comp.sub_out && st->read_off < st->len &&
+	       !(st->read_off % qp->mtu);
+}
+
+/*
  * An atomic's original value into its 8-byte local buffer.
  * Return: false if an ODP page of it is being mapped: the ACK is dropped
  * and the atomic asked again (the responder replays, not re-executes).
@@ -515,21 +625,16 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 	 * implied NAK): ask again at once, once per gap; a probe covers
 	 * the rest.
 	 */
-	i = srdma_req_unanswered(qp);
+	i = srdma_comp_expect(qp, &expect);
 	if (i == qp->req.idx)
 		goto drop;
 	st = srdma_st(qp, i);
 	w = srdma_wqe(qp, i);
-	expect = roce_psn_add(st->first_psn, st->read_off / mtu);
 	if (psn != expect) {
 		if (roce_psn_after(psn, expect) &&
-		    roce_psn_before(psn, qp->req.psn) && !qp->comp.read_gap) {
-			qp->comp.read_gap = true;
-			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
-			srdma_req_rewind(qp);
-			return __srdma_req_run(qp);
-		}
-		goto drop;	/* a duplicate, or the rest of a gap */
+		    roce_psn_before(psn, qp->req.psn))
+			return srdma_comp_gap(qp, pkt, expect, psn);
+		goto drop;	/* a duplicate */
 	}
 	if (!!(pkt->info->flags & ROCE_F_ATOMIC) != srdma_wr_atomic(w->opcode))
 		goto drop;	/* not the response this WQE waits for */
@@ -568,7 +673,8 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 					      IB_WC_LOC_LEN_ERR;
 	} else {
 		st->read_off += pkt->payload_len;
-		if (pkt->info->flags & ROCE_F_LAST) {
+		if ((pkt->info->flags & ROCE_F_LAST) &&
+		    !srdma_comp_part_end(qp, st)) {
 			if (st->read_off != st->len)
 				st->status = IB_WC_BAD_RESP_ERR;
 			st->read_done = true;
@@ -592,6 +698,45 @@ unmapped:
 	/* An ODP page is being mapped: the response is asked for again. */
 	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
 	return false;
+}
+
+/*
+ * The responses kept past a gap that now follow in order are taken. If
+ * another gap stops the run, it is asked for; once none is kept, those
+ * that found no room are asked for again with all after them.
+ * Return: true if the QP must enter ERR.
+ */
+static bool srdma_comp_rx_kept(struct srdma_qp *qp)
+{
+	struct srdma_rx_pkt kept;
+	u32 expect;
+	bool fail;
+
+	lockdep_assert_held(&qp->sq_lock);
+	for (;;) {
+		if (srdma_comp_expect(qp, &expect) == qp->req.idx) {
+			/* All answered: anything left is stale. */
+			srdma_reorder_purge(qp_sdev(qp), &qp->comp.ooo);
+			return false;
+		}
+		if (!srdma_reorder_next(qp_sdev(qp), &qp->comp.ooo, expect,
+					&kept))
+			break;
+		fail = srdma_comp_resp(qp, &kept.rp, expect);
+		consume_skb(kept.skb);
+		if (fail)
+			return true;
+	}
+	if (qp->comp.ooo.count) {
+		if (!srdma_comp_part_covers(qp, expect))
+			srdma_comp_ask_gap(qp);
+		return false;
+	}
+	if (!qp->comp.ooo_lost)
+		return false;
+	qp->comp.ooo_lost = false;
+	srdma_req_rewind(qp);
+	return __srdma_req_run(qp);
 }
 
 /**
@@ -619,6 +764,8 @@ void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	if (pkt->info->flags & (ROCE_F_READ | ROCE_F_ATOMIC)) {
 		/* A NAK can only come as a plain ACK packet. */
 		fail = srdma_comp_resp(qp, pkt, psn);
+		if (!fail && qp->comp.ooo.count)
+			fail = srdma_comp_rx_kept(qp);
 	} else if (aeth && (pkt->info->flags & ROCE_F_ACK)) {
 		fail = srdma_comp_aeth(qp, psn, roce_aeth_syndrome(aeth));
 	}

@@ -21,6 +21,7 @@ static const struct rdma_stat_desc srdma_counter_descs[SRDMA_CNT_MAX] = {
 	[SRDMA_CNT_RNR_NAKS_RCVD].name		= "rnr_naks_rcvd",
 	[SRDMA_CNT_DUP_REQUESTS].name		= "dup_requests",
 	[SRDMA_CNT_OOO_HELD].name		= "ooo_held",
+	[SRDMA_CNT_RESP_GAPS_ASKED].name	= "resp_gaps_asked",
 	[SRDMA_CNT_ODP_FAULTS].name		= "odp_faults",
 	[SRDMA_CNT_NP_ECN_MARKED].name		= "np_ecn_marked_roce_packets",
 	[SRDMA_CNT_NP_CNP_SENT].name		= "np_cnp_sent",

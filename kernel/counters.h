@@ -27,7 +27,8 @@ enum srdma_counter {
 	SRDMA_CNT_RNR_NAKS_SENT,
 	SRDMA_CNT_RNR_NAKS_RCVD,
 	SRDMA_CNT_DUP_REQUESTS,		/* answered again, not executed */
-	SRDMA_CNT_OOO_HELD,		/* requests kept past a gap (reorder.c) */
+	SRDMA_CNT_OOO_HELD,		/* packets kept past a gap (reorder.c) */
+	SRDMA_CNT_RESP_GAPS_ASKED,	/* read responses asked for alone */
 	SRDMA_CNT_ODP_FAULTS,		/* ODP pages asked to be mapped */
 	/* Congestion control (cc.c), named as mlx5 names them. */
 	SRDMA_CNT_NP_ECN_MARKED,	/* packets taken in with CE set */

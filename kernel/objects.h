@@ -488,6 +488,8 @@ struct srdma_swqe {
  * @cwnd: RC: request packets allowed unacknowledged (proto/roce_cwnd.h)
  * @rd_out: reads and atomics sent and not answered (before @idx): no
  *	more than max_rd_atomic, the responder's resources, are
+ * @rd_len: a read request asks for this many bytes only (a part asked
+ *	again, srdma_req_ask_again()); 0: the rest of the read
  * @work: UC/UD: sends on after a burst or a failed allocation
  * @sq_bad: the SQ's producer index was found corrupt: the QP failed with
  *	a catastrophic error event
@@ -509,12 +511,25 @@ struct srdma_req {
 	u32 sent_psn;
 	struct roce_cwnd cwnd;
 	u32 rd_out;
+	u32 rd_len;
 	struct work_struct work;
 	bool sq_bad;
 	bool sq_notify;
 	bool rxe_flush_icrc;
 	bool flush_icrc_sent;
 	bool peer_rxe_flush;
+};
+
+/**
+ * struct srdma_reorder - packets kept past a gap (reorder.c), under the
+ *	lock of the side that keeps them
+ * @pkt: SRDMA_REORDER slots, by PSN modulo SRDMA_REORDER, each holding a
+ *	reference on its skb; NULL for a QP type that keeps none
+ * @count: packets kept
+ */
+struct srdma_reorder {
+	struct srdma_rx_pkt *pkt;
+	u32 count;
 };
 
 /**
@@ -547,6 +562,15 @@ struct srdma_req {
  * @sel_out: it is out until an ACK passes @sel_psn; no more than
  *	SRDMA_REORDER packets are in flight meanwhile
  * @sel_psn: the PSN sent again
+ * @ooo: RC and XRC initiators: read responses and atomic ACKs that came
+ *	past a gap (reorder.c)
+ * @sub_out: parts of answers were asked for alone since the last rewind
+ *	(srdma_comp_ask_gap()), the last one from @sub_psn up to @sub_end:
+ *	a LAST or ONLY short of a read's end answers one of them
+ * @sub_psn: the first of them
+ * @sub_end: the PSN after the last of them
+ * @ooo_lost: a response past a gap found no room in @ooo: once the kept
+ *	ones are taken, everything from there on is asked again
  */
 struct srdma_comp {
 	u32 una_psn;
@@ -568,6 +592,11 @@ struct srdma_comp {
 	bool sel_used;
 	bool sel_out;
 	u32 sel_psn;
+	struct srdma_reorder ooo;
+	bool sub_out;
+	bool ooo_lost;
+	u32 sub_psn;
+	u32 sub_end;
 };
 
 /**
@@ -604,9 +633,7 @@ struct srdma_comp {
  *	(compared only: see srdma_qp_pd())
  * @xrc_srqn: XRC target: the number of that SRQ, kept for the message
  *	under way and the receive WQE in @rwqe
- * @ooo: RC and XRC targets: requests that came past a gap, by PSN modulo
- *	SRDMA_REORDER, each holding a reference on its skb (reorder.c)
- * @ooo_count: requests in @ooo
+ * @ooo: RC and XRC targets: requests that came past a gap (reorder.c)
  */
 struct srdma_resp {
 	u32 epsn;
@@ -631,8 +658,7 @@ struct srdma_resp {
 	struct srdma_srq *xsrq;
 	struct ib_pd *xrc_pd;
 	u32 xrc_srqn;
-	struct srdma_rx_pkt *ooo;
-	u32 ooo_count;
+	struct srdma_reorder ooo;
 };
 
 /**

@@ -45,9 +45,15 @@
 #define SRDMA_MAX_SGE		32
 #define SRDMA_MAX_INLINE	512
 #define SRDMA_MAX_RD_ATOMIC	128
-/* RC requests kept past a gap (reorder.c): per QP, a power of 2, and per device */
+/*
+ * RC packets kept past a gap (reorder.c): per QP and side, a power of 2,
+ * and per device. A requester asks for missing read responses once this
+ * many came past them: fewer are taken for reordering (as TCP takes three
+ * duplicate ACKs, RFC 5681); a probe asks for the rest.
+ */
 #define SRDMA_REORDER		64
 #define SRDMA_REORDER_DEV	4096
+#define SRDMA_GAP_DUPS		3
 #define SRDMA_MAX_MSG		BIT(30)		/* max_msg_sz: a make check test moves it */
 #define SRDMA_GID_TBL_LEN	128	/* room for many IPv4/IPv6 addresses */
 #define SRDMA_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE | \

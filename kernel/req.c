@@ -92,7 +92,10 @@ int srdma_req_init(struct srdma_qp *qp, gfp_t gfp)
 	qp->req.sq_copy = kvzalloc((size_t)qp->sq.num_slots *
 				   qp->sq.slot_size, gfp);
 	qp->req.swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->req.swqe), gfp);
-	if (!qp->req.sq_copy || !qp->req.swqe) {
+	if (!qp->req.sq_copy || !qp->req.swqe ||
+	    ((qp->ibqp.qp_type == IB_QPT_RC ||
+	      qp->ibqp.qp_type == IB_QPT_XRC_INI) &&
+	     srdma_reorder_init(&qp->comp.ooo, gfp))) {
 		srdma_req_fini(qp);
 		return -ENOMEM;
 	}
@@ -110,6 +113,7 @@ void srdma_req_fini(struct srdma_qp *qp)
 	/* it queues req.work, and rd_work that srdma_resp_fini() cancels */
 	hrtimer_cancel(&qp->cc.pace_timer);
 	cancel_work_sync(&qp->req.work);
+	srdma_reorder_fini(qp_sdev(qp), &qp->comp.ooo);
 	kvfree(qp->req.sq_copy);
 	kvfree(qp->req.swqe);
 	qp->req.sq_copy = NULL;
@@ -361,7 +365,7 @@ static int srdma_req_send_one(struct srdma_qp *qp)
 				 w->wr.rdma.rkey,
 				 w->opcode == SOFTRDMA_WR_FLUSH ?
 				 (u32)w->wr.flush.length :
-				 st->len - qp->req.off);
+				 qp->req.rd_len ?: st->len - qp->req.off);
 	if (info->flags & ROCE_F_ATMETH) {
 		bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
 
@@ -518,6 +522,49 @@ static bool srdma_req_probe_pos(struct srdma_qp *qp)
 	return false;
 }
 
+/* Where the requester stands, kept while one packet goes out of turn. */
+struct srdma_req_pos {
+	u32 idx;
+	u32 off;
+	u32 psn;
+	u32 rd_out;
+};
+
+static void srdma_req_save(struct srdma_qp *qp, struct srdma_req_pos *pos)
+{
+	*pos = (struct srdma_req_pos) {
+		.idx = qp->req.idx, .off = qp->req.off,
+		.psn = qp->req.psn, .rd_out = qp->req.rd_out,
+	};
+}
+
+static void srdma_req_restore(struct srdma_qp *qp,
+			      const struct srdma_req_pos *pos)
+{
+	qp->req.idx = pos->idx;
+	qp->req.off = pos->off;
+	qp->req.psn = pos->psn;
+	qp->req.rd_out = pos->rd_out;
+}
+
+/*
+ * Send the packet the requester was pointed at, out of turn: a read or
+ * atomic sent again stays counted as it was in rd_out.
+ */
+static void srdma_req_send_here(struct srdma_qp *qp)
+{
+	struct srdma_swqe *st = srdma_st(qp, qp->req.idx);
+	bool st_rd_out = st->rd_out;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (!st->status && !st->local) {
+		rcu_read_lock();
+		srdma_req_send_one(qp);
+		rcu_read_unlock();
+	}
+	st->rd_out = st_rd_out;
+}
+
 /**
  * srdma_req_probe - a tail loss probe (comp.c): one packet goes once more,
  * asking for an ACK, and the requester stays where it was
@@ -532,31 +579,48 @@ static bool srdma_req_probe_pos(struct srdma_qp *qp)
  */
 void srdma_req_probe(struct srdma_qp *qp, bool oldest)
 {
-	u32 idx = qp->req.idx, off = qp->req.off, psn = qp->req.psn;
-	u32 rd_out = qp->req.rd_out;
-	struct srdma_swqe *st;
-	bool st_rd_out;
+	struct srdma_req_pos pos;
 
 	lockdep_assert_held(&qp->sq_lock);
 	if (srdma_req_none_sent(qp))
 		return;
+	srdma_req_save(qp, &pos);
 	if (oldest)
 		srdma_req_oldest(qp);
 	else if (!srdma_req_probe_pos(qp))
 		goto out;
-	st = srdma_st(qp, qp->req.idx);
-	st_rd_out = st->rd_out;
-	if (!st->status && !st->local) {
-		rcu_read_lock();
-		srdma_req_send_one(qp);
-		rcu_read_unlock();
-	}
-	st->rd_out = st_rd_out;
+	srdma_req_send_here(qp);
 out:
+	srdma_req_restore(qp, &pos);
+}
+
+/**
+ * srdma_req_ask_again - ask once more for part of the answer to a read,
+ * or for an atomic's (comp.c: its responses past a gap were kept), and
+ * leave the requester where it was
+ * @qp: sq_lock held
+ * @idx: the read or atomic, sent before
+ * @psn: the first response asked for, one of the WQE's
+ * @len: a read: the bytes from there (whole MTUs, or up to its end)
+ *
+ * IBA 9.7.5.1.1: a read asked again names the PSN, address and length of
+ * what it wants; responders answer a part (rdma_rxe checks only that it
+ * lies within the read).
+ */
+void srdma_req_ask_again(struct srdma_qp *qp, u32 idx, u32 psn, u32 len)
+{
+	struct srdma_swqe *st = srdma_st(qp, idx);
+	struct srdma_req_pos pos;
+
+	lockdep_assert_held(&qp->sq_lock);
+	srdma_req_save(qp, &pos);
 	qp->req.idx = idx;
-	qp->req.off = off;
 	qp->req.psn = psn;
-	qp->req.rd_out = rd_out;
+	qp->req.off = roce_psn_diff(psn, st->first_psn) * qp->mtu;
+	qp->req.rd_len = len;
+	srdma_req_send_here(qp);
+	qp->req.rd_len = 0;
+	srdma_req_restore(qp, &pos);
 }
 
 /* Send what the window allows. Return: true if the QP must enter ERR. */
@@ -697,6 +761,9 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->comp.peer_keeps = true;
 	qp->comp.sel_used = false;
 	qp->comp.sel_out = false;
+	qp->comp.sub_out = false;
+	qp->comp.ooo_lost = false;
+	srdma_reorder_purge(qp_sdev(qp), &qp->comp.ooo);
 	qp->req.sq_bad = false;
 	qp->req.rxe_flush_icrc = false;
 	roce_cwnd_init(&qp->req.cwnd, SRDMA_CWND_INIT, SRDMA_WINDOW);

@@ -85,6 +85,7 @@ unsigned long srdma_ack_timeout(struct srdma_qp *qp);
 bool srdma_sq_order_ok(struct srdma_qp *qp);
 bool __srdma_req_run(struct srdma_qp *qp);
 void srdma_req_probe(struct srdma_qp *qp, bool oldest);
+void srdma_req_ask_again(struct srdma_qp *qp, u32 idx, u32 psn, u32 len);
 
 /* comp.c */
 bool srdma_req_none_sent(const struct srdma_qp *qp);

@@ -30,7 +30,9 @@ int srdma_resp_init(struct srdma_qp *qp, gfp_t gfp)
 	qp->resp.rd = kcalloc(SRDMA_ANSWERS, sizeof(*qp->resp.rd), gfp);
 	qp->resp.held = kcalloc(SRDMA_MAX_RD_ATOMIC, sizeof(*qp->resp.held), gfp);
 	if (!qp->resp.rwqe || !qp->resp.rd || !qp->resp.held ||
-	    srdma_reorder_init(qp, gfp)) {
+	    ((qp->ibqp.qp_type == IB_QPT_RC ||
+	      qp->ibqp.qp_type == IB_QPT_XRC_TGT) &&
+	     srdma_reorder_init(&qp->resp.ooo, gfp))) {
 		srdma_resp_fini(qp);
 		return -ENOMEM;
 	}
@@ -41,7 +43,7 @@ int srdma_resp_init(struct srdma_qp *qp, gfp_t gfp)
 void srdma_resp_fini(struct srdma_qp *qp)
 {
 	cancel_work_sync(&qp->resp.rd_work);
-	srdma_reorder_fini(qp);
+	srdma_reorder_fini(qp_sdev(qp), &qp->resp.ooo);
 	kfree(qp->resp.held);
 	qp->resp.held = NULL;
 	kfree(qp->resp.rd);
@@ -64,7 +66,7 @@ void srdma_resp_start(struct srdma_qp *qp)
 	/* Nothing held from before: not even as bytes a bug could reach. */
 	qp->resp.held_start = qp->resp.held_head;
 	memset(qp->resp.held, 0, SRDMA_MAX_RD_ATOMIC * sizeof(*qp->resp.held));
-	srdma_reorder_purge(qp);
+	srdma_reorder_purge(qp_sdev(qp), &qp->resp.ooo);
 	spin_unlock_bh(&qp->rq_lock);
 }
 
@@ -641,7 +643,7 @@ static bool srdma_resp_rc_seq(struct srdma_qp *qp,
 		 * A gap: one NAK until the expected PSN shows up; what came
 		 * early is kept for then (reorder.c) if there is room.
 		 */
-		if (!srdma_reorder_hold(qp, pkt, diff))
+		if (!srdma_reorder_hold(qp_sdev(qp), &qp->resp.ooo, pkt, diff))
 			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 		if (!qp->resp.nak_sent)
 			srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
@@ -820,14 +822,16 @@ static int srdma_resp_rx_kept(struct srdma_qp *qp)
 	u32 epsn = qp->resp.epsn;
 	int ret = 0;
 
-	while (!ret && srdma_reorder_next(qp, &kept)) {
+	lockdep_assert_held(&qp->rq_lock);
+	while (!ret && srdma_reorder_next(qp_sdev(qp), &qp->resp.ooo,
+					  qp->resp.epsn, &kept)) {
 		ret = __srdma_resp_rx(qp, &kept.rp);
 		consume_skb(kept.skb);
 	}
 	/* An RNR NAK or an error, or nothing taken, said all there is. */
 	if (ret || qp->resp.nak_sent || epsn == qp->resp.epsn)
 		return ret;
-	if (qp->resp.ooo_count) {
+	if (qp->resp.ooo.count) {
 		srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
 		qp->resp.nak_sent = true;
 	} else {
@@ -850,7 +854,7 @@ void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	spin_lock_bh(&qp->rq_lock);
 	epsn = qp->resp.epsn;
 	ret = __srdma_resp_rx(qp, pkt);
-	if (!ret && qp->resp.ooo_count && epsn != qp->resp.epsn)
+	if (!ret && qp->resp.ooo.count && epsn != qp->resp.epsn)
 		ret = srdma_resp_rx_kept(qp);
 	event = qp->resp.event;
 	spin_unlock_bh(&qp->rq_lock);

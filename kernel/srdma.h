@@ -291,13 +291,15 @@ void srdma_resp_start(struct srdma_qp *qp);
 int srdma_resp_fill_res(struct sk_buff *msg, struct srdma_qp *qp);
 void srdma_resp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt);
 
-/* reorder.c: the RC responder's buffer of requests that came past a gap */
-int srdma_reorder_init(struct srdma_qp *qp, gfp_t gfp);
-void srdma_reorder_purge(struct srdma_qp *qp);
-void srdma_reorder_fini(struct srdma_qp *qp);
-bool srdma_reorder_hold(struct srdma_qp *qp, const struct roce_pkt_info *pkt,
-			u32 dist);
-bool srdma_reorder_next(struct srdma_qp *qp, struct srdma_rx_pkt *out);
+/* reorder.c: packets kept past a gap, by an RC responder or requester */
+int srdma_reorder_init(struct srdma_reorder *ro, gfp_t gfp);
+void srdma_reorder_purge(struct srdma_dev *sdev, struct srdma_reorder *ro);
+void srdma_reorder_fini(struct srdma_dev *sdev, struct srdma_reorder *ro);
+bool srdma_reorder_hold(struct srdma_dev *sdev, struct srdma_reorder *ro,
+			const struct roce_pkt_info *pkt, u32 dist);
+bool srdma_reorder_next(struct srdma_dev *sdev, struct srdma_reorder *ro,
+			u32 psn, struct srdma_rx_pkt *out);
+u32 srdma_reorder_ahead(const struct srdma_reorder *ro, u32 psn);
 
 /* ah.c: address handles */
 int srdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

@@ -8,7 +8,7 @@ trap srdma_cleanup EXIT
 
 NAMES="tx_pkts tx_bytes rx_pkts rx_bytes retransmits retry_timeouts tlp_probes tlp_recoveries
 seq_naks_sent seq_naks_rcvd rnr_naks_sent rnr_naks_rcvd dup_requests ooo_held odp_faults
-seq_naks_one_resent
+seq_naks_one_resent resp_gaps_asked
 np_ecn_marked_roce_packets np_cnp_sent rp_cnp_handled rx_drops drop_short drop_bad_version drop_bad_opcode drop_bad_pad
 drop_bad_length drop_bad_icrc drop_no_qp drop_qp_type drop_qp_state
 drop_psn drop_source drop_nomem drop_bad_qkey drop_no_recv drop_bad_request"

@@ -14,7 +14,7 @@ COUNT=${HOSTILE_COUNT:-100000}
 EXTRA=3
 COUNTERS="tx_pkts tx_bytes rx_pkts rx_bytes retransmits retry_timeouts tlp_probes tlp_recoveries
 	seq_naks_sent seq_naks_rcvd rnr_naks_sent rnr_naks_rcvd dup_requests ooo_held odp_faults
-	seq_naks_one_resent
+	seq_naks_one_resent resp_gaps_asked
 	rx_drops drop_short drop_bad_version drop_bad_opcode drop_bad_pad
 	drop_bad_length drop_bad_icrc drop_no_qp drop_qp_type drop_qp_state
 	drop_psn drop_nomem drop_bad_qkey drop_no_recv drop_bad_request"

@@ -9,7 +9,9 @@
 # die at the ICRC. Late packets (one in ten held 20 ms) must draw tail loss
 # probes, which execute nothing twice either. Across loss the responder
 # must keep what comes past a gap (kernel/reorder.c) and the requester
-# answer a sequence NAK by sending the missing packet alone.
+# answer a sequence NAK by sending the missing packet alone; the
+# requester must keep read responses past a gap, and ask for the missing
+# ones alone.
 . "$(dirname "$0")/../lib/lib.sh"
 trap srdma_cleanup EXIT
 
@@ -27,7 +29,7 @@ CASES=(
 )
 PER_CASE=$((1 + ${#NETEM_OPS}))	# rc_stream: connect, then one per op
 
-ktap_plan $((2 + ${#CASES[@]} * PER_CASE + 4))
+ktap_plan $((2 + ${#CASES[@]} * PER_CASE + 6))
 srdma_cleanup
 
 # fold_case N CMD...: CMD's N TAP results become ours, named by the case;
@@ -72,6 +74,8 @@ if [ $netem_ok -ne 0 ]; then
 	ktap_skip "late packets: tail loss probes sent" "no tc netem"
 	ktap_skip "1% loss: packets past a gap kept, the gap resent alone" "no tc netem"
 	ktap_skip "5% loss: packets past a gap kept, the gap resent alone" "no tc netem"
+	ktap_skip "1% loss: read responses past a gap kept, the gap asked for alone" "no tc netem"
+	ktap_skip "5% loss: read responses past a gap kept, the gap asked for alone" "no tc netem"
 	ktap_finish
 fi
 ktap_result "tc netem on a veth" 0
@@ -89,6 +93,7 @@ for c in "${CASES[@]}"; do
 	tlp0=$(sum_counter tlp_probes srdma1 srdma2)
 	kept0=$(sum_counter ooo_held srdma1 srdma2)
 	one0=$(sum_counter seq_naks_one_resent srdma1 srdma2)
+	gaps0=$(sum_counter resp_gaps_asked srdma1 srdma2)
 	nak0=$(sum_counter seq_naks_rcvd srdma1 srdma2)
 	rtx0=$(sum_counter retransmits srdma1 srdma2)
 	t0=$(date +%s)
@@ -113,6 +118,11 @@ for c in "${CASES[@]}"; do
 			"$(($(sum_counter retransmits srdma1 srdma2) - rtx0)) packets resent"
 		ktap_result "$case: packets past a gap kept, the gap resent alone" \
 			"$([ "$kept" -gt 0 ] && [ "$one" -gt 0 ]; echo $?)"
+		# READs: the requester keeps responses past a gap too.
+		gaps=$(($(sum_counter resp_gaps_asked srdma1 srdma2) - gaps0))
+		ktap_print "$case: $gaps gaps in read responses asked for alone"
+		ktap_result "$case: read responses past a gap kept, the gap asked for alone" \
+			"$([ "$gaps" -gt 0 ]; echo $?)"
 	fi
 	if [ "$case" = "late packets" ]; then
 		tlp1=$(sum_counter tlp_probes srdma1 srdma2)
