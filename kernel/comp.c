@@ -110,19 +110,19 @@ u32 srdma_req_unanswered(struct srdma_qp *qp)
 }
 
 /*
- * Point the requester at the first packet to send again: in the oldest
- * WQE, a send or write's packet at qp->comp.una_psn, a read's request for
- * the responses not yet placed (a new request for the rest, IBA
- * 9.7.5.1.1), else the WQE's first packet.
+ * Point the requester at the first packet of WQE @i to send again: a send
+ * or write's packet at qp->comp.una_psn, a read's request for the
+ * responses not yet placed (a new request for the rest, IBA 9.7.5.1.1),
+ * else the WQE's first packet.
  */
-void srdma_req_oldest(struct srdma_qp *qp)
+static void srdma_req_resume(struct srdma_qp *qp, u32 i)
 {
-	struct srdma_swqe *st = srdma_st(qp, qp->sq.idx);
+	struct srdma_swqe *st = srdma_st(qp, i);
 	u32 mtu = qp->mtu;
 
 	lockdep_assert_held(&qp->sq_lock);
-	qp->req.idx = qp->sq.idx;
-	if (srdma_wqe(qp, qp->sq.idx)->opcode == IB_UVERBS_WR_RDMA_READ) {
+	qp->req.idx = i;
+	if (srdma_wqe(qp, i)->opcode == IB_UVERBS_WR_RDMA_READ) {
 		qp->req.off = st->read_off;	/* whole packets: MTUs */
 		qp->req.psn = roce_psn_add(st->first_psn, st->read_off / mtu);
 	} else if (!roce_psn_before(qp->comp.una_psn, st->first_psn) &&
@@ -133,6 +133,43 @@ void srdma_req_oldest(struct srdma_qp *qp)
 		qp->req.off = 0;
 		qp->req.psn = st->first_psn;
 	}
+}
+
+/* The oldest WQE's first packet to send again (srdma_req_resume()). */
+void srdma_req_oldest(struct srdma_qp *qp)
+{
+	srdma_req_resume(qp, qp->sq.idx);
+}
+
+/*
+ * The WQE sent (in full or in part) whose packets hold @psn: the one a
+ * NAK for @psn names. Return: false if none does.
+ */
+static bool srdma_req_at_psn(struct srdma_qp *qp, u32 psn, u32 *idx)
+{
+	u32 end = qp->req.idx + !!qp->req.off, i;
+
+	lockdep_assert_held(&qp->sq_lock);
+	for (i = qp->sq.idx; i != end; i++) {
+		const struct srdma_swqe *st = srdma_st(qp, i);
+
+		if (!st->local && !roce_psn_before(psn, st->first_psn) &&
+		    roce_psn_diff(psn, st->first_psn) < st->npkts) {
+			*idx = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* What a rewind forgets of the sender's state (Karn, probes, resends). */
+static void srdma_req_rewind_state(struct srdma_qp *qp)
+{
+	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
+	qp->comp.probing = false;	/* what goes now is resent */
+	qp->comp.seq_rewound = false;
+	qp->comp.sel_used = false;
+	qp->comp.sel_out = false;
 }
 
 /*
@@ -152,17 +189,46 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	for (i = qp->sq.idx; i != qp->req.fetched; i++)
 		srdma_st(qp, i)->rd_out = false;
 	qp->req.rd_out = 0;
-	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
-	qp->comp.probing = false;	/* what goes now is resent */
-	qp->comp.seq_rewound = false;
-	qp->comp.sel_used = false;
-	qp->comp.sel_out = false;
+	srdma_req_rewind_state(qp);
 	/* What was kept past a gap is asked for again with the rest. */
 	qp->comp.sub_out = false;
 	qp->comp.ooo_lost = false;
 	srdma_reorder_purge(qp_sdev(qp), &qp->comp.ooo);
 	srdma_req_oldest(qp);
 	qp->comp.una_psn = qp->req.psn;
+}
+
+/*
+ * Go back to @psn, which a sequence NAK names: the responder took every
+ * request before it, so the reads and atomics before it are still being
+ * answered and are not asked again (their answers, and the responses
+ * kept of them, stay); the WQEs from @psn's on start over. Without a WQE
+ * at @psn, go back to the oldest (srdma_req_rewind()).
+ */
+static void srdma_req_rewind_to(struct srdma_qp *qp, u32 psn)
+{
+	u32 i, at;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (srdma_req_none_sent(qp))
+		return;
+	if (!srdma_req_at_psn(qp, psn, &at)) {
+		srdma_req_rewind(qp);
+		return;
+	}
+	for (i = at + 1; i != qp->req.fetched; i++)
+		srdma_st(qp, i)->read_off = 0;
+	qp->req.rd_out = 0;
+	for (i = qp->sq.idx; i != qp->req.fetched; i++) {
+		struct srdma_swqe *st = srdma_st(qp, i);
+
+		if (i - qp->sq.idx >= at - qp->sq.idx)
+			st->rd_out = false;
+		else if (st->rd_out)
+			qp->req.rd_out++;
+	}
+	srdma_req_rewind_state(qp);
+	srdma_req_resume(qp, at);
 }
 
 /* Time the packet @psn, sent for the first time, unless one is timed. */
@@ -454,6 +520,8 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
  */
 static void srdma_comp_seq_nak(struct srdma_qp *qp, u32 psn)
 {
+	u32 i;
+
 	lockdep_assert_held(&qp->sq_lock);
 	if (qp->comp.sel_used && psn == roce_psn_next(qp->comp.sel_psn))
 		qp->comp.peer_keeps = false;
@@ -464,10 +532,14 @@ static void srdma_comp_seq_nak(struct srdma_qp *qp, u32 psn)
 		qp->comp.sel_psn = psn;
 		qp->comp.sel_used = true;
 		qp->comp.sel_out = true;
-		srdma_req_probe(qp, true);
+		/* The packet NAKed, not the oldest: a read may be before it. */
+		if (srdma_req_at_psn(qp, psn, &i))
+			srdma_req_ask_again(qp, i, psn, 0);
+		else
+			srdma_req_probe(qp, true);
 		return;
 	}
-	srdma_req_rewind(qp);
+	srdma_req_rewind_to(qp, psn);
 	qp->comp.seq_rewound = true;
 }
 

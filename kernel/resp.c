@@ -609,6 +609,22 @@ static int srdma_resp_place(struct srdma_qp *qp,
 }
 
 /*
+ * A gap is NAKed once, when SRDMA_GAP_DUPS requests are kept past it, or
+ * one asks for an answer (a message's last packet, a probe: @now), or one
+ * found no room: fewer kept are taken for reordering, which fills the
+ * gap unasked, and a NAK would cost the requester half its window.
+ */
+static void srdma_resp_gap_nak(struct srdma_qp *qp, bool now)
+{
+	lockdep_assert_held(&qp->rq_lock);
+	if (qp->resp.nak_sent ||
+	    (!now && qp->resp.ooo.count < SRDMA_GAP_DUPS))
+		return;
+	srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
+	qp->resp.nak_sent = true;
+}
+
+/*
  * RC executes requests in PSN order, each once: a duplicate is answered
  * again, a gap is NAKed once. Return: true to go on with @pkt.
  */
@@ -639,15 +655,13 @@ static bool srdma_resp_rc_seq(struct srdma_qp *qp,
 		return false;
 	}
 	if (diff > 0) {
-		/*
-		 * A gap: one NAK until the expected PSN shows up; what came
-		 * early is kept for then (reorder.c) if there is room.
-		 */
-		if (!srdma_reorder_hold(qp_sdev(qp), &qp->resp.ooo, pkt, diff))
+		/* A gap: what came early is kept for then, if there is room. */
+		bool kept = srdma_reorder_hold(qp_sdev(qp), &qp->resp.ooo,
+					       pkt, diff);
+
+		if (!kept)
 			srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
-		if (!qp->resp.nak_sent)
-			srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
-		qp->resp.nak_sent = true;
+		srdma_resp_gap_nak(qp, !kept || roce_bth_ackreq(pkt->bth));
 		return false;
 	}
 	qp->resp.nak_sent = false;
@@ -812,8 +826,8 @@ out:
 /*
  * The gap before the requests kept in the reorder buffer was filled:
  * execute those that now follow in order. One ACK then covers them (or a
- * NAK, if another gap stops the run before all kept were taken), so a
- * requester going back to the gap moves past them (srdma_req_forward()).
+ * NAK, if another gap stops the run and srdma_resp_gap_nak() says so), so
+ * a requester going back to the gap moves past them (srdma_req_forward()).
  * Return: as __srdma_resp_rx().
  */
 static int srdma_resp_rx_kept(struct srdma_qp *qp)
@@ -831,13 +845,11 @@ static int srdma_resp_rx_kept(struct srdma_qp *qp)
 	/* An RNR NAK or an error, or nothing taken, said all there is. */
 	if (ret || qp->resp.nak_sent || epsn == qp->resp.epsn)
 		return ret;
-	if (qp->resp.ooo.count) {
-		srdma_resp_nak(qp, ROCE_NAK_PSN_SEQ_ERR);
-		qp->resp.nak_sent = true;
-	} else {
+	if (qp->resp.ooo.count)
+		srdma_resp_gap_nak(qp, false);
+	if (!qp->resp.nak_sent)
 		srdma_resp_ack(qp, roce_psn_sub(qp->resp.epsn, 1),
 			       srdma_ack_syndrome());
-	}
 	return 0;
 }
 
