@@ -169,7 +169,6 @@ static void srdma_req_rewind_state(struct srdma_qp *qp)
 	qp->comp.probing = false;	/* what goes now is resent */
 	qp->comp.seq_rewound = false;
 	qp->comp.sel_used = false;
-	qp->comp.sel_out = false;
 }
 
 /*
@@ -482,8 +481,6 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 		srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 		return false;
 	}
-	if (qp->comp.sel_out && roce_psn_after(psn, qp->comp.sel_psn))
-		qp->comp.sel_out = false;
 	if (roce_psn_after(psn, qp->req.psn)) {
 		/* Not resent since a NAK's go-back-N, yet executed: kept. */
 		if (qp->comp.seq_rewound)
@@ -509,14 +506,18 @@ static bool srdma_comp_ack_upto(struct srdma_qp *qp, u32 psn)
 	return true;
 }
 
+/* A responder of ours keeps a window's packets past a gap. */
+static_assert(SRDMA_REORDER >= SRDMA_WINDOW);
+
 /*
  * A sequence NAK for @psn: everything from @psn on goes again (go-back-N,
  * IBA 9.7.5.1.4), unless the responder keeps what comes past a gap (as
- * softrdma's does; assumed until seen otherwise) and that fits its
- * buffer: then the one missing packet goes again first, and the ACK that
- * follows it covers what was kept. A NAK for the packet right after it
- * shows a responder that kept nothing (or a second loss): go-back-N then,
- * and the next one after it tells again (srdma_comp_ack_upto()).
+ * softrdma's does; assumed until seen otherwise): then the one missing
+ * packet goes again first, and the ACK that follows it covers what was
+ * kept. A NAK for the packet right after it shows a responder that kept
+ * nothing (or a second loss, or a window past what it keeps: a read's
+ * request takes the PSNs of its responses): go-back-N then, and the next
+ * one after it tells again (srdma_comp_ack_upto()).
  */
 static void srdma_comp_seq_nak(struct srdma_qp *qp, u32 psn)
 {
@@ -525,13 +526,11 @@ static void srdma_comp_seq_nak(struct srdma_qp *qp, u32 psn)
 	lockdep_assert_held(&qp->sq_lock);
 	if (qp->comp.sel_used && psn == roce_psn_next(qp->comp.sel_psn))
 		qp->comp.peer_keeps = false;
-	if (qp->comp.peer_keeps &&
-	    roce_psn_diff(qp->req.psn, psn) <= SRDMA_REORDER) {
+	if (qp->comp.peer_keeps) {
 		srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_ONE);
 		qp->comp.rtt_timing = false;	/* Karn: the ACK may be late */
 		qp->comp.sel_psn = psn;
 		qp->comp.sel_used = true;
-		qp->comp.sel_out = true;
 		/* The packet NAKed, not the oldest: a read may be before it. */
 		if (srdma_req_at_psn(qp, psn, &i))
 			srdma_req_ask_again(qp, i, psn, 0);

@@ -559,8 +559,6 @@ struct srdma_reorder {
  *	other side), as assumed at first and seen after @seq_rewound: a
  *	sequence NAK then sends the one missing packet again, not all after it
  * @sel_used: such a resend went, for @sel_psn
- * @sel_out: it is out until an ACK passes @sel_psn; no more than
- *	SRDMA_REORDER packets are in flight meanwhile
  * @sel_psn: the PSN sent again
  * @ooo: RC and XRC initiators: read responses and atomic ACKs that came
  *	past a gap (reorder.c)
@@ -590,7 +588,6 @@ struct srdma_comp {
 	bool seq_rewound;
 	bool peer_keeps;
 	bool sel_used;
-	bool sel_out;
 	u32 sel_psn;
 	struct srdma_reorder ooo;
 	bool sub_out;

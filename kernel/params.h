@@ -46,12 +46,14 @@
 #define SRDMA_MAX_INLINE	512
 #define SRDMA_MAX_RD_ATOMIC	128
 /*
- * RC packets kept past a gap (reorder.c): per QP and side, a power of 2,
- * and per device. A requester asks for missing read responses once this
- * many came past them: fewer are taken for reordering (as TCP takes three
- * duplicate ACKs, RFC 5681); a probe asks for the rest.
+ * RC packets kept past a gap (reorder.c): per QP and side, a power of 2
+ * that covers the requester's window (SRDMA_WINDOW, req.h), so that one
+ * lost packet never costs those in flight behind it; and per device. A
+ * gap is NAKed, or its read responses asked for, once SRDMA_GAP_DUPS came
+ * past it: fewer are taken for reordering (as TCP takes three duplicate
+ * ACKs, RFC 5681); AckReq or a probe asks for the rest.
  */
-#define SRDMA_REORDER		64
+#define SRDMA_REORDER		256
 #define SRDMA_REORDER_DEV	4096
 #define SRDMA_GAP_DUPS		3
 #define SRDMA_MAX_MSG		BIT(30)		/* max_msg_sz: a make check test moves it */

@@ -15,7 +15,8 @@
  * Nothing here executes or places anything: a kept packet goes through
  * its side's checks like any other when its turn comes. Each buffer keeps
  * at most SRDMA_REORDER packets, the device at most SRDMA_REORDER_DEV in
- * all, and a kept packet pins its skb (a reference), nothing more. A
+ * all, and a kept packet pins its skb (a reference), nothing more (the
+ * slots, 14 KiB a side, are charged with the QP). A
  * buffer is guarded by the lock of its side: rq_lock for the responder's,
  * sq_lock for the requester's.
  */
@@ -27,7 +28,7 @@ static_assert((SRDMA_REORDER & (SRDMA_REORDER - 1)) == 0);
 
 int srdma_reorder_init(struct srdma_reorder *ro, gfp_t gfp)
 {
-	ro->pkt = kcalloc(SRDMA_REORDER, sizeof(*ro->pkt), gfp);
+	ro->pkt = kvcalloc(SRDMA_REORDER, sizeof(*ro->pkt), gfp);
 	ro->count = 0;
 	return ro->pkt ? 0 : -ENOMEM;
 }
@@ -67,7 +68,7 @@ void srdma_reorder_purge(struct srdma_dev *sdev, struct srdma_reorder *ro)
 void srdma_reorder_fini(struct srdma_dev *sdev, struct srdma_reorder *ro)
 {
 	srdma_reorder_purge(sdev, ro);
-	kfree(ro->pkt);
+	kvfree(ro->pkt);
 	ro->pkt = NULL;
 }
 

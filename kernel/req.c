@@ -657,7 +657,6 @@ bool __srdma_req_run(struct srdma_qp *qp)
 		 */
 		if (roce_psn_diff(qp->req.psn, burst_psn) >=
 		    (!srdma_qp_reliable(qp) ? SRDMA_WINDOW :
-		     qp->comp.sel_out ? min(qp->req.cwnd.cwnd, SRDMA_REORDER) :
 		     qp->req.cwnd.cwnd)) {
 			if (!srdma_qp_reliable(qp))
 				queue_work(srdma_tx_wq, &qp->req.work);
@@ -760,7 +759,6 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->comp.seq_rewound = false;
 	qp->comp.peer_keeps = true;
 	qp->comp.sel_used = false;
-	qp->comp.sel_out = false;
 	qp->comp.sub_out = false;
 	qp->comp.ooo_lost = false;
 	srdma_reorder_purge(qp_sdev(qp), &qp->comp.ooo);
