@@ -344,10 +344,11 @@ static struct srdma_rd *srdma_resp_rd_held(struct srdma_qp *qp, u32 i)
 /*
  * The queued answer to held read @held that is still to send, or went
  * past, the response @psn: @at is then that response's packet in it.
+ * @whole: only an answer that runs to the read's end (not a part).
  */
 static struct srdma_rd *srdma_resp_queued(struct srdma_qp *qp,
 					  const struct srdma_rd *held, u32 psn,
-					  u32 *at)
+					  bool whole, u32 *at)
 {
 	u32 i;
 
@@ -358,6 +359,7 @@ static struct srdma_rd *srdma_resp_queued(struct srdma_qp *qp,
 
 		if (rd->ack || rd->atomic || rd->placed ||
 		    rd->rkey != held->rkey || d < 0 ||
+		    (whole && rd->va + rd->len != held->va + held->len) ||
 		    d >= srdma_rd_npkts(rd, qp->mtu) ||
 		    rd->va + (u64)d * qp->mtu != held->va +
 		    (u64)roce_psn_diff(psn, held->psn) * qp->mtu)
@@ -368,12 +370,34 @@ static struct srdma_rd *srdma_resp_queued(struct srdma_qp *qp,
 	return NULL;
 }
 
+/* Is a part of held read @held queued (srdma_resp_queue_part())? */
+static bool srdma_resp_part_queued(struct srdma_qp *qp,
+				   const struct srdma_rd *held)
+{
+	u32 i;
+
+	lockdep_assert_held(&qp->rq_lock);
+	for (i = qp->resp.rd_tail; i != qp->resp.rd_head; i++) {
+		const struct srdma_rd *rd = &qp->resp.rd[i % SRDMA_ANSWERS];
+		s32 d = roce_psn_diff(rd->psn, held->psn);
+
+		if (!rd->ack && !rd->atomic && !rd->placed &&
+		    rd->rkey == held->rkey && d >= 0 &&
+		    d < srdma_rd_npkts(held, qp->mtu) &&
+		    rd->va + rd->len < held->va + held->len)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Part of held read @held, @len bytes from the response @psn on, asked
  * for alone by a requester that kept the responses past a gap: answered
  * first, ahead of what is queued, which goes on where it was (sending it
  * again would only repeat what the requester kept). Nothing is queued if
- * an answer still to send that part is.
+ * an answer still to send that part is, or another part of that read is
+ * queued: one at a time, so that repeats (a forged peer's too) cannot
+ * fill the queue; the requester's probe asks again.
  * Return: 0, or -EBUSY when the queue is full.
  */
 static int srdma_resp_queue_part(struct srdma_qp *qp,
@@ -383,9 +407,10 @@ static int srdma_resp_queue_part(struct srdma_qp *qp,
 	u32 at;
 
 	lockdep_assert_held(&qp->rq_lock);
-	rd = srdma_resp_queued(qp, held, psn, &at);
-	if (rd && rd->sent <= at &&
-	    at + DIV_ROUND_UP(len, qp->mtu) <= srdma_rd_npkts(rd, qp->mtu))
+	rd = srdma_resp_queued(qp, held, psn, false, &at);
+	if ((rd && rd->sent <= at &&
+	     at + DIV_ROUND_UP(len, qp->mtu) <= srdma_rd_npkts(rd, qp->mtu)) ||
+	    srdma_resp_part_queued(qp, held))
 		return 0;
 	if (srdma_resp_queue_full(qp))
 		return -EBUSY;
@@ -438,7 +463,7 @@ int srdma_resp_read_replay(struct srdma_qp *qp,
 			return srdma_resp_queue_part(qp, rd, psn, len);
 		if (len != rd->len - skip)
 			continue;
-		queued = srdma_resp_queued(qp, rd, psn, &at);
+		queued = srdma_resp_queued(qp, rd, psn, true, &at);
 		if (!queued)
 			return srdma_resp_queue(qp, rd, psn);
 		if (queued->sent > at)

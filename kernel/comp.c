@@ -336,6 +336,7 @@ static bool srdma_comp_ask_gap(struct srdma_qp *qp)
 		len = min(npkts * qp->mtu, st->len - st->read_off);
 	}
 	qp->comp.sub_out = true;
+	qp->comp.parts_asked = true;
 	qp->comp.sub_psn = expect;
 	qp->comp.sub_end = roce_psn_add(expect, npkts);
 	srdma_count(qp_sdev(qp), SRDMA_CNT_RESP_GAPS_ASKED);
@@ -524,18 +525,21 @@ static void srdma_comp_seq_nak(struct srdma_qp *qp, u32 psn)
 	u32 i;
 
 	lockdep_assert_held(&qp->sq_lock);
-	if (qp->comp.sel_used && psn == roce_psn_next(qp->comp.sel_psn))
+	if (qp->comp.sel_used && psn == qp->comp.sel_next)
 		qp->comp.peer_keeps = false;
 	if (qp->comp.peer_keeps) {
 		srdma_count(qp_sdev(qp), SRDMA_CNT_SEQ_NAKS_ONE);
 		qp->comp.rtt_timing = false;	/* Karn: the ACK may be late */
-		qp->comp.sel_psn = psn;
 		qp->comp.sel_used = true;
+		qp->comp.sel_next = roce_psn_next(psn);
 		/* The packet NAKed, not the oldest: a read may be before it. */
-		if (srdma_req_at_psn(qp, psn, &i))
-			srdma_req_ask_again(qp, i, psn, 0);
-		else
+		if (!srdma_req_at_psn(qp, psn, &i)) {
 			srdma_req_probe(qp, true);
+			return;
+		}
+		if (srdma_wqe(qp, i)->opcode == IB_UVERBS_WR_RDMA_READ)
+			qp->comp.sel_next = roce_psn_add(psn, srdma_st(qp, i)->npkts);
+		srdma_req_ask_again(qp, i, psn, 0);
 		return;
 	}
 	srdma_req_rewind_to(qp, psn);
@@ -646,7 +650,7 @@ static bool srdma_comp_gap(struct srdma_qp *qp,
 static bool srdma_comp_part_end(const struct srdma_qp *qp,
 				const struct srdma_swqe *st)
 {
-	return qp->comp.sub_out && st->read_off < st->len &&
+	return qp->comp.parts_asked && st->read_off < st->len &&
 	       !(st->read_off % qp->mtu);
 }
 
@@ -833,9 +837,16 @@ void srdma_comp_rx(struct srdma_qp *qp, const struct roce_pkt_info *pkt)
 	}
 
 	if (pkt->info->flags & (ROCE_F_READ | ROCE_F_ATOMIC)) {
+		u32 expect = 0, at = 0, now = 0;
+		bool kept = qp->comp.ooo.count;
+
+		if (kept)
+			at = srdma_comp_expect(qp, &expect);
 		/* A NAK can only come as a plain ACK packet. */
 		fail = srdma_comp_resp(qp, pkt, psn);
-		if (!fail && qp->comp.ooo.count)
+		/* Progress: the kept responses that now follow are taken. */
+		if (!fail && kept && (srdma_comp_expect(qp, &now) != at ||
+				      now != expect))
 			fail = srdma_comp_rx_kept(qp);
 	} else if (aeth && (pkt->info->flags & ROCE_F_ACK)) {
 		fail = srdma_comp_aeth(qp, psn, roce_aeth_syndrome(aeth));

@@ -558,13 +558,16 @@ struct srdma_reorder {
  * @peer_keeps: the responder keeps packets past a gap (reorder.c on the
  *	other side), as assumed at first and seen after @seq_rewound: a
  *	sequence NAK then sends the one missing packet again, not all after it
- * @sel_used: such a resend went, for @sel_psn
- * @sel_psn: the PSN sent again
+ * @sel_used: such a resend went
+ * @sel_next: the PSN after the packet sent again (after a read's
+ *	responses, for a read): the responder's next, had it kept nothing
  * @ooo: RC and XRC initiators: read responses and atomic ACKs that came
  *	past a gap (reorder.c)
- * @sub_out: parts of answers were asked for alone since the last rewind
- *	(srdma_comp_ask_gap()), the last one from @sub_psn up to @sub_end:
- *	a LAST or ONLY short of a read's end answers one of them
+ * @sub_out: a part of an answer was asked for alone (srdma_comp_ask_gap())
+ *	since the last rewind, from @sub_psn up to @sub_end
+ * @parts_asked: parts were asked for on this connection: a LAST or ONLY
+ *	short of a read's end answers one of them (a rewind does not stop
+ *	those on their way)
  * @sub_psn: the first of them
  * @sub_end: the PSN after the last of them
  * @ooo_lost: a response past a gap found no room in @ooo: once the kept
@@ -588,9 +591,10 @@ struct srdma_comp {
 	bool seq_rewound;
 	bool peer_keeps;
 	bool sel_used;
-	u32 sel_psn;
+	u32 sel_next;
 	struct srdma_reorder ooo;
 	bool sub_out;
+	bool parts_asked;
 	bool ooo_lost;
 	u32 sub_psn;
 	u32 sub_end;

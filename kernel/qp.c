@@ -350,13 +350,20 @@ static void srdma_qp_event(struct srdma_qp *qp, enum ib_event_type type)
 }
 
 /*
- * In ERR: flush the work. A QP on an SRQ takes no more WQEs off it once
- * there, which its owner learns from the last-WQE-reached event (IBA
- * 11.6.3.4), raised on entering ERR.
+ * In ERR: flush the work, and drop the packets kept past a gap, which the
+ * QP will not take any more (they count against the device's cap). A QP
+ * on an SRQ takes no more WQEs off it once there, which its owner learns
+ * from the last-WQE-reached event (IBA 11.6.3.4), raised on entering ERR.
  */
 static void srdma_qp_in_err(struct srdma_qp *qp, bool entered)
 {
 	srdma_qp_flush(qp);
+	spin_lock_bh(&qp->sq_lock);
+	srdma_reorder_purge(qp_sdev(qp), &qp->comp.ooo);
+	spin_unlock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->rq_lock);
+	srdma_reorder_purge(qp_sdev(qp), &qp->resp.ooo);
+	spin_unlock_bh(&qp->rq_lock);
 	if (entered && qp->ibqp.srq)
 		srdma_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }

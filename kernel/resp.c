@@ -845,8 +845,9 @@ static int srdma_resp_rx_kept(struct srdma_qp *qp)
 	/* An RNR NAK or an error, or nothing taken, said all there is. */
 	if (ret || qp->resp.nak_sent || epsn == qp->resp.epsn)
 		return ret;
+	/* Kept since before the gap filled: another loss, not reordering. */
 	if (qp->resp.ooo.count)
-		srdma_resp_gap_nak(qp, false);
+		srdma_resp_gap_nak(qp, true);
 	if (!qp->resp.nak_sent)
 		srdma_resp_ack(qp, roce_psn_sub(qp->resp.epsn, 1),
 			       srdma_ack_syndrome());
