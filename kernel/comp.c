@@ -770,8 +770,16 @@ drop:
 	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);
 	return false;
 unmapped:
-	/* An ODP page is being mapped: the response is asked for again. */
+	/*
+	 * An ODP page is being mapped. As after an RNR NAK the requester
+	 * pauses, then asks again from here: the responses on their way, or
+	 * kept, would only be past a gap that is no loss, and no retry is
+	 * used for it.
+	 */
 	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_NOMEM);
+	srdma_req_rewind(qp);
+	qp->comp.rnr_wait = true;
+	srdma_arm_timer(qp, SRDMA_ODP_WAIT);
 	return false;
 }
 

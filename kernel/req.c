@@ -18,7 +18,6 @@
 #define SRDMA_ACK_EVERY		32	/* AckReq at least every N packets */
 #define SRDMA_CWND_INIT		8	/* RC: packets in flight at first */
 #define SRDMA_MIN_TIMEOUT_US	20000	/* TCG guests are slow */
-#define SRDMA_ODP_WAIT		1	/* jiffies: a page being mapped */
 
 /**
  * srdma_sq_wqe - the send WQE at SQ index @idx, as the requester acts on it

@@ -72,6 +72,8 @@ static inline bool srdma_req_waiting(const struct srdma_qp *qp)
 	return qp->comp.una_psn != qp->req.psn || qp->req.rd_out;
 }
 
+#define SRDMA_ODP_WAIT	1	/* jiffies: an ODP page being mapped */
+
 /* Arm the QP timer unless the QP is going away (@delay 0: no timeout). */
 static inline void srdma_arm_timer(struct srdma_qp *qp, unsigned long delay)
 {
