@@ -259,6 +259,35 @@ vm_boot_bg() {
 		sed -u -e "/$VM_SHUTDOWN_MSG/{s///;/^\$/d}" -e "s/^/$prefix/" &
 }
 
+# Did QEMU itself die of a fault (SIGILL, SIGABRT, SIGBUS, SIGFPE,
+# SIGSEGV)? Seen once: a general protection fault of a TCG thread at a
+# pair's boot. Not a timeout's kill (124, 137) nor our own TERM (143).
+vm_qemu_crashed() {
+	case $(cat "$1/qemu-status" 2>/dev/null) in
+	132 | 134 | 135 | 136 | 139) return 0 ;;
+	esac
+	return 1
+}
+
+# Did the guest start its job? guest-init writes boot-uptime first.
+vm_job_started() {
+	[ -e "$1/boot-uptime" ]
+}
+
+# Nothing of ours ran: the guest kernel panicked (seen once: an int3 oops
+# in sched_clock_cpu 1.6 s into a boot of sid's 7.2 under TCG) or QEMU
+# crashed before the job started. Such a boot may be made once more.
+vm_boot_lost() {
+	! vm_job_started "$1" &&
+		{ vm_qemu_crashed "$1" ||
+		  grep -q 'Kernel panic' "$1/console.log" 2>/dev/null; }
+}
+
+# Keep a lost boot's console as console-boot1.log, for the record.
+vm_keep_boot1() {
+	[ ! -e "$1/console.log" ] || mv "$1/console.log" "$1/console-boot1.log"
+}
+
 # EXIT trap helper: kill the QEMU of each given outdir if still running
 # (normally none is: this matters when the script is interrupted).
 vm_kill_guests() {

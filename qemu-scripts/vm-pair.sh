@@ -66,6 +66,30 @@ pair_start() {
 		-device "virtio-net-pci,netdev=link,mac=52:54:00:77:00:0$me"
 }
 
+pair_boot() {
+	pair_start a 1 2 "$CMD_A"
+	pair_start b 2 1 "$CMD_B"
+}
+
+# Wait for both guests. When QEMU crashes under one, its peer would only
+# wait out every barrier and test timeout: it is stopped at once.
+pair_wait() {
+	local host other
+
+	while [ ! -s "$OUTDIR/a/qemu-status" ] || [ ! -s "$OUTDIR/b/qemu-status" ]; do
+		for host in a b; do
+			other=$(pair_other "$host")
+			if vm_qemu_crashed "$OUTDIR/$host" &&
+			   [ ! -s "$OUTDIR/$other/qemu-status" ]; then
+				echo "${0##*/}: QEMU of $host crashed (status $(cat "$OUTDIR/$host/qemu-status")): stopping $other" >&2
+				vm_kill_guests "$OUTDIR/$other"
+			fi
+		done
+		sleep 1
+	done
+	wait
+}
+
 # shellcheck disable=SC2317 # only called from the EXIT trap
 cleanup() {
 	vm_kill_guests "$OUTDIR/a" "$OUTDIR/b"
@@ -104,9 +128,17 @@ main() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 
-	pair_start a 1 2 "${cmd_a[*]}"
-	pair_start b 2 1 "$*"
-	wait
+	CMD_A=${cmd_a[*]} CMD_B=$*
+	pair_boot
+	pair_wait
+	# A boot that ran nothing of ours (see vm_boot_lost()): both again.
+	if vm_boot_lost "$OUTDIR/a" || vm_boot_lost "$OUTDIR/b"; then
+		vm_keep_boot1 "$OUTDIR/a"
+		vm_keep_boot1 "$OUTDIR/b"
+		echo "${0##*/}: a guest panicked or QEMU crashed before its job started (console-boot1.log): booting the pair once more" >&2
+		pair_boot
+		pair_wait
+	fi
 
 	vm_result "$OUTDIR/a" a "$TIMEOUT" || rc=$?
 	vm_result "$OUTDIR/b" b "$TIMEOUT" || rc_b=$?

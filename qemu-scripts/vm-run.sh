@@ -66,13 +66,9 @@ main() {
 	trap 'exit 143' TERM
 	vm_boot_bg "$timeout" "$OUTDIR" ""
 	wait
-	# A guest kernel that panicked before it ran the job ran nothing of
-	# ours (seen once: an int3 oops in sched_clock_cpu 1.6 s into a boot
-	# of sid's 7.2 under TCG): boot it once more, the first console kept.
-	if [ ! -e "$OUTDIR/boot-uptime" ] &&
-	   grep -q 'Kernel panic' "$OUTDIR/console.log" 2>/dev/null; then
-		mv "$OUTDIR/console.log" "$OUTDIR/console-boot1.log"
-		echo "${0##*/}: the guest kernel panicked before the job started (console-boot1.log): booting once more" >&2
+	if vm_boot_lost "$OUTDIR"; then
+		vm_keep_boot1 "$OUTDIR"
+		echo "${0##*/}: the guest panicked or QEMU crashed (status $(cat "$OUTDIR/qemu-status")) before the job started (console-boot1.log): booting once more" >&2
 		vm_boot_bg "$timeout" "$OUTDIR" ""
 		wait
 	fi
