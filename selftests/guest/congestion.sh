@@ -189,6 +189,8 @@ if [ "${CC_READS:-1}" = 1 ]; then
 	c0=$(hw_counter srdma1 rp_rate_cuts) tb0=$(hw_counter srdma1 tx_bytes)
 	w0=$(hw_counter srdma1 rp_pace_waits)
 	rr0=$(hw_counter srdma2 retransmits) m0=$(hw_counter srdma2 np_ecn_marked_roce_packets)
+	p0=$(hw_counter srdma2 tlp_probes) to0=$(hw_counter srdma2 retry_timeouts)
+	g0=$(hw_counter srdma2 resp_gaps_asked)
 	t0=$(date +%s)
 	# Meanwhile, the lowest rate "rdma -dd resource show qp" shows for
 	# srdma1's RC QPs (the responders), sampled every 0.2 s.
@@ -229,7 +231,9 @@ if [ "${CC_READS:-1}" = 1 ]; then
 	# srdma1 sent nothing but read responses here: each wait held one back.
 	read_check "srdma1's read responses waited for its rate" waits "$waits"
 	echo "$line" >$CC_PARAMS/dcqcn_line_rate_mbps
-	ktap_print "READs: $secs s; srdma1 sent $tb bytes (headers included) for $need read; srdma2 took in $(($(hw_counter srdma2 np_ecn_marked_roce_packets) - m0)) marked, asked again $rr times"
+	ktap_print "READs: $secs s; srdma1 sent $tb bytes (headers included) for $need read; srdma2 took in $(($(hw_counter srdma2 np_ecn_marked_roce_packets) - m0)) marked, asked again $rr times ($(($(hw_counter srdma2 tlp_probes) - p0)) probes, $(($(hw_counter srdma2 retry_timeouts) - to0)) timeouts, $(($(hw_counter srdma2 resp_gaps_asked) - g0)) gaps asked)"
+	# The bottleneck's drops since its start (the counts are cumulative).
+	ktap_print "READs: $(ip netns exec ns1 tc -s qdisc show dev veth1 | grep -o 'dropped [0-9]*' | head -n 1) at the bottleneck in all"
 	ktap_result "READs: paced responses, no collapse: srdma1 sent under 10% more than was read" \
 		"$([ $((tb * 10)) -lt $((need * 11)) ]; echo $?)"
 else
