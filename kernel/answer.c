@@ -341,6 +341,14 @@ static struct srdma_rd *srdma_resp_rd_held(struct srdma_qp *qp, u32 i)
 	return &qp->resp.held[(qp->resp.held_head - i) % SRDMA_MAX_RD_ATOMIC];
 }
 
+/* Is queued answer @rd one to read @held's data (all of it or a part)? */
+static bool srdma_rd_reads(const struct srdma_rd *rd,
+			   const struct srdma_rd *held)
+{
+	return !rd->ack && !rd->atomic && !rd->placed &&
+	       rd->rkey == held->rkey;
+}
+
 /*
  * The queued answer to held read @held that is still to send, or went
  * past, the response @psn: @at is then that response's packet in it.
@@ -357,8 +365,7 @@ static struct srdma_rd *srdma_resp_queued(struct srdma_qp *qp,
 		struct srdma_rd *rd = &qp->resp.rd[i % SRDMA_ANSWERS];
 		s32 d = roce_psn_diff(psn, rd->psn);
 
-		if (rd->ack || rd->atomic || rd->placed ||
-		    rd->rkey != held->rkey || d < 0 ||
+		if (!srdma_rd_reads(rd, held) || d < 0 ||
 		    (whole && rd->va + rd->len != held->va + held->len) ||
 		    d >= srdma_rd_npkts(rd, qp->mtu) ||
 		    rd->va + (u64)d * qp->mtu != held->va +
@@ -381,8 +388,7 @@ static bool srdma_resp_part_queued(struct srdma_qp *qp,
 		const struct srdma_rd *rd = &qp->resp.rd[i % SRDMA_ANSWERS];
 		s32 d = roce_psn_diff(rd->psn, held->psn);
 
-		if (!rd->ack && !rd->atomic && !rd->placed &&
-		    rd->rkey == held->rkey && d >= 0 &&
+		if (srdma_rd_reads(rd, held) && d >= 0 &&
 		    d < srdma_rd_npkts(held, qp->mtu) &&
 		    rd->va + rd->len < held->va + held->len)
 			return true;
