@@ -9,6 +9,8 @@
 #       Block until the peer calls `vm-sync.sh barrier NAME` too; fails if
 #       the peer arrives at a barrier with another NAME.  Barriers must be
 #       passed in the same order on both sides.
+#   vm-sync.sh tell NAME WORD [TIMEOUT_S]
+#       A barrier that also trades a word: prints the peer's WORD.
 #
 # TIMEOUT_S defaults to 120; b retries every VM_SYNC_RETRY seconds (0.2:
 # a longer wait leaves more CPU to what b runs meanwhile).  Exit status 0
@@ -54,20 +56,28 @@ barrier_connect() {
 	echo "$reply"
 }
 
-barrier() {
-	local name=$1 timeout=$2 other
+# tell NAME WORD TIMEOUT: barrier NAME, each side's WORD after the name.
+tell() {
+	local name=$1 word=$2 timeout=$3 other
 
 	case ${VM_HOST:-} in
-	a) other=$(barrier_listen "$name" "$timeout") || die "barrier '$name' timed out" ;;
-	b) other=$(barrier_connect "$name" "$timeout") ;;
+	a) other=$(barrier_listen "$name $word" "$timeout") || die "barrier '$name' timed out" ;;
+	b) other=$(barrier_connect "$name $word" "$timeout") ;;
 	*) die "not in a vm-pair.sh guest (VM_HOST unset)" ;;
 	esac
-	[ "$other" = "$name" ] || die "barrier '$name' met peer at '$other'"
+	[ "${other% *}" = "$name" ] || die "barrier '$name' met peer at '$other'"
+	echo "${other##* }"
+}
+
+barrier() {
+	tell "$1" - "$2" >/dev/null
 }
 
 case ${1:-} in
 peer) wait_peer "${2:-120}" ;;
 barrier) [ $# -ge 2 ] || die "usage: vm-sync.sh barrier NAME [TIMEOUT_S]"
 	barrier "$2" "${3:-120}" ;;
-*) sed -n '4,11p' "$0" | sed 's/^# //' >&2; exit 2 ;;
+tell) [ $# -ge 3 ] || die "usage: vm-sync.sh tell NAME WORD [TIMEOUT_S]"
+	tell "$2" "$3" "${4:-120}" ;;
+*) sed -n '4,13p' "$0" | sed 's/^# //' >&2; exit 2 ;;
 esac

@@ -74,15 +74,7 @@ add_count_file "$out/vm/counts"
 
 echo "== $rel: rdma_rxe <-> softrdma (VM pair, $kver)"
 PAIR_TESTS=${PAIR_TESTS:-$(selftests/run.sh --list relpair)}
-# Known, perftest's: ib_read_lat -R connects twice through rdma_cm on one
-# port (its exchange, then the test QP), and the server listens for the
-# second only after the first is done, so a quick client is rejected
-# (REJ reason 8, no listener). perftest 25.01's client then retries with
-# the cm_id it has just destroyed (rdma_cm_client_connection():
-# rdma_resolve_addr() after rdma_cm_destroy_cma()) and segfaults in
-# librdmacm, whichever end runs rdma_rxe.
-export PAIR_XFAIL="ib_read_lat -R|perftest 25.01's client, rejected while the server is between its two listens, retries on a destroyed cm_id and segfaults in librdmacm"
-PAIR_A=rxe VM_ENV="$vm_env PAIR_A PAIR_XFAIL" qemu-scripts/vm-pair.sh -t 900 \
+PAIR_A=rxe VM_ENV="$vm_env PAIR_A" qemu-scripts/vm-pair.sh -t 900 \
 	-o "$out/rxe-interop" -- \
 	"selftests/run.sh $PAIR_TESTS" ::: "selftests/run.sh $PAIR_TESTS"
 pair_rc=$?
