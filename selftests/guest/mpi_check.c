@@ -8,7 +8,15 @@
  * and the exit status is 1 if any check failed on any rank.
  *
  * Ping-pong and bandwidth run between ranks 0 and 1; the others wait.
+ *
+ * MPI_CHECK_COUNTERS="IBDEV PATH": the first rank of each host writes
+ * IBDEV's port counters to PATH.start once all ranks are up and to
+ * PATH.end once all are done, before MPI_Finalize: the test judges the
+ * traffic in between, not the teardown (where a QP whose peer is gone
+ * times out, as it should).
  */
+#include <dirent.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -249,8 +257,58 @@ static void collectives(void)
 	free(out);
 }
 
+/* Each counter of the port as "name value ", on one line. */
+static void write_counters(const char *dev, const char *path)
+{
+	char dir[160], file[512], val[32];
+	struct dirent *e;
+	FILE *out, *in;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports/1/hw_counters", dev);
+	d = opendir(dir);
+	out = fopen(path, "w");
+	if (!d || !out) {
+		fprintf(stderr, "# counters of %s to %s: %m\n", dev, path);
+		goto out;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "lifespan"))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", dir, e->d_name);
+		in = fopen(file, "r");
+		if (!in)
+			continue;
+		if (fscanf(in, "%31s", val) == 1)
+			fprintf(out, "%s %s ", e->d_name, val);
+		fclose(in);
+	}
+	fprintf(out, "\n");
+out:
+	if (out)
+		fclose(out);
+	if (d)
+		closedir(d);
+}
+
+/* Once every rank is here, the first of each host saves the counters. */
+static void counters_snapshot(MPI_Comm host, const char *tag)
+{
+	const char *env = getenv("MPI_CHECK_COUNTERS");
+	char dev[64], path[PATH_MAX - 16], file[PATH_MAX];
+	int host_rank;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Comm_rank(host, &host_rank);
+	if (!env || host_rank || sscanf(env, "%63s %4079s", dev, path) != 2)
+		return;
+	snprintf(file, sizeof(file), "%s.%s", path, tag);
+	write_counters(dev, file);
+}
+
 int main(int argc, char **argv)
 {
+	MPI_Comm host_comm;
 	unsigned int all_failures;
 	char host[MPI_MAX_PROCESSOR_NAME];
 	int len;
@@ -268,6 +326,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+			    MPI_INFO_NULL, &host_comm);
+	counters_snapshot(host_comm, "start");
 	ping_pong(8);
 	ping_pong(4096);
 	ping_pong(65536);
@@ -278,6 +339,8 @@ int main(int argc, char **argv)
 
 	MPI_Reduce(&failures, &all_failures, 1, MPI_UNSIGNED, MPI_SUM, 0,
 		   MPI_COMM_WORLD);
+	counters_snapshot(host_comm, "end");
+	MPI_Comm_free(&host_comm);
 	MPI_Finalize();
 	return rank == 0 && all_failures ? 1 : 0;
 }

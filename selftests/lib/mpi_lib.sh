@@ -30,7 +30,8 @@ mpi_skip_reason() {
 # mpi_run IBDEV OUT NP HOSTS [MPIRUN_ARGS...]: mpi_check, NP ranks on
 # HOSTS (mpirun -H), over IBDEV's port 1 only; its output in OUT. The
 # ranks on other hosts get the provider from lib.sh's RDMAV_DRIVERS.
-# HOSTS gives each host's slots.
+# HOSTS gives each host's slots. MPI_CHECK_COUNTERS goes to the ranks
+# (mpi_check.c).
 mpi_run() {
 	local dev=$1 out=$2 np=$3 hosts=$4
 	shift 4
@@ -39,6 +40,7 @@ mpi_run() {
 		--mca pml ucx --mca osc ucx --mca btl self \
 		-x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_NET_DEVICES="$dev:1" \
 		-x UCX_WARN_UNUSED_ENV_VARS=n ${RDMAV_DRIVERS:+-x RDMAV_DRIVERS} \
+		${MPI_CHECK_COUNTERS:+-x MPI_CHECK_COUNTERS} \
 		"$PROGS/mpi_check" >"$out" 2>&1
 }
 
