@@ -191,6 +191,7 @@ static void srdma_req_rewind(struct srdma_qp *qp)
 	srdma_req_rewind_state(qp);
 	/* What was kept past a gap is asked for again with the rest. */
 	qp->comp.sub_out = false;
+	qp->comp.probe_part = false;
 	qp->comp.ooo_lost = false;
 	srdma_reorder_purge(qp_sdev(qp), &qp->comp.ooo);
 	srdma_req_oldest(qp);
@@ -247,8 +248,7 @@ void srdma_comp_rtt_start(struct srdma_qp *qp, u32 psn)
  * answer to it: the QP's timer comes only later).
  * Each response of a read stream is progress (srdma_comp_answered()), so
  * a read waits a probe timeout only when its stream stalls; the probe
- * asks for the rest, and a responder still sending it goes on from
- * there (srdma_resp_restream()): a busy one sends little twice.
+ * asks for its next response alone (srdma_comp_probe_read()).
  * Return: false if none is: no round trip measured yet, or the probes of
  * this wait are spent.
  */
@@ -311,6 +311,21 @@ static bool srdma_comp_part_covers(const struct srdma_qp *qp, u32 psn)
 }
 
 /*
+ * Ask for @npkts responses of WQE @i alone, from @expect on (@len bytes
+ * of a read; 0: up to its end).
+ */
+static void srdma_comp_ask_part(struct srdma_qp *qp, u32 i, u32 expect,
+				u32 npkts, u32 len)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	qp->comp.sub_out = true;
+	qp->comp.parts_asked = true;
+	qp->comp.sub_psn = expect;
+	qp->comp.sub_end = roce_psn_add(expect, npkts);
+	srdma_req_ask_again(qp, i, expect, len);
+}
+
+/*
  * Responses past a gap are kept: ask again for the missing ones alone, up
  * to the first one kept (or the end of their read), rather than for all
  * from the gap on, which the responder would send again in full.
@@ -335,12 +350,38 @@ static bool srdma_comp_ask_gap(struct srdma_qp *qp)
 		npkts = min(ahead, st->npkts - st->read_off / qp->mtu);
 		len = min(npkts * qp->mtu, st->len - st->read_off);
 	}
-	qp->comp.sub_out = true;
-	qp->comp.parts_asked = true;
-	qp->comp.sub_psn = expect;
-	qp->comp.sub_end = roce_psn_add(expect, npkts);
 	srdma_count(qp_sdev(qp), SRDMA_CNT_RESP_GAPS_ASKED);
-	srdma_req_ask_again(qp, i, expect, len);
+	srdma_comp_ask_part(qp, i, expect, npkts, len);
+	return true;
+}
+
+/*
+ * A read whose stream stalled, with nothing before it unacknowledged and
+ * more than one response to come: the probe asks for the next response
+ * alone. A stream that was only late (a stall of either host) then costs
+ * one response twice, not the rest of the read sent again, which would
+ * also hold up the ACKs queued behind it. If that one comes back with no
+ * response of the stream before it, the rest was lost and is asked for at
+ * once (srdma_comp_resp()). A read with no response yet is probed whole:
+ * the responder may not have it.
+ * Return: false if the probe is not for such a read.
+ */
+static bool srdma_comp_probe_read(struct srdma_qp *qp)
+{
+	struct srdma_swqe *st;
+	u32 i, expect;
+
+	lockdep_assert_held(&qp->sq_lock);
+	i = srdma_comp_expect(qp, &expect);
+	if (i == qp->req.idx ||
+	    srdma_wqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ)
+		return false;
+	st = srdma_st(qp, i);
+	if (!st->read_off || st->len - st->read_off <= qp->mtu ||
+	    qp->comp.una_psn != st->first_psn)
+		return false;
+	qp->comp.probe_part = true;
+	srdma_comp_ask_part(qp, i, expect, 1, qp->mtu);
 	return true;
 }
 
@@ -362,7 +403,7 @@ static void srdma_comp_probe(struct srdma_qp *qp)
 	qp->comp.rtt_timing = false;	/* Karn: either copy may be ACKed */
 	srdma_count(qp_sdev(qp), SRDMA_CNT_TLP_PROBES);
 	/* Responses kept past a gap: what is missing is known. */
-	if (srdma_comp_ask_gap(qp))
+	if (srdma_comp_ask_gap(qp) || srdma_comp_probe_read(qp))
 		return;
 	/*
 	 * A responder NAKs a gap once: if that NAK was lost, a probe past
@@ -690,10 +731,14 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 	u32 mtu = qp->mtu;
 	struct softrdma_send_wqe *w;
 	struct srdma_swqe *st;
+	bool alone, rest = false;
 	u32 i, expect;
 	int err;
 
 	lockdep_assert_held(&qp->sq_lock);
+	/* Any response shows the stream alive to a read's probe. */
+	alone = qp->comp.probe_part;
+	qp->comp.probe_part = false;
 	/*
 	 * Responses come in PSN order: the one taken is the next of the
 	 * oldest unfinished read. A later one means some went missing (an
@@ -755,6 +800,9 @@ static bool srdma_comp_resp(struct srdma_qp *qp,
 			st->read_done = true;
 			srdma_rd_done(qp, st);
 			srdma_comp_ack_upto(qp, roce_psn_next(psn));
+		} else if (pkt->info->flags & ROCE_F_LAST) {
+			/* A part's end: the probe's, with nothing before it? */
+			rest = alone;
 		}
 	}
 done:
@@ -765,6 +813,8 @@ done:
 		qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.ack_stamp = jiffies;
 	srdma_comp_answered(qp);
+	if (rest && srdma_comp_expect(qp, &expect) == i)
+		srdma_req_ask_again(qp, i, expect, 0);
 	return __srdma_req_run(qp);
 drop:
 	srdma_drop(qp_sdev(qp), SRDMA_CNT_DROP_PSN);

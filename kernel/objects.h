@@ -572,6 +572,8 @@ struct srdma_reorder {
  * @sub_end: the PSN after the last of them
  * @ooo_lost: a response past a gap found no room in @ooo: once the kept
  *	ones are taken, everything from there on is asked again
+ * @probe_part: a probe asked for the next response of a read alone
+ *	(srdma_comp_probe_read()) and no response came since
  */
 struct srdma_comp {
 	u32 una_psn;
@@ -596,6 +598,7 @@ struct srdma_comp {
 	bool sub_out;
 	bool parts_asked;
 	bool ooo_lost;
+	bool probe_part;
 	u32 sub_psn;
 	u32 sub_end;
 };

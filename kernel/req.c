@@ -760,6 +760,7 @@ void srdma_req_start(struct srdma_qp *qp)
 	qp->comp.sel_used = false;
 	qp->comp.sub_out = false;
 	qp->comp.parts_asked = false;
+	qp->comp.probe_part = false;
 	qp->comp.ooo_lost = false;
 	srdma_reorder_purge(qp_sdev(qp), &qp->comp.ooo);
 	qp->req.sq_bad = false;
