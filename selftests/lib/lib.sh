@@ -365,6 +365,11 @@ perftest_cm_raced() {
 	grep -q 'RDMA_CM_EVENT_REJECTED; error: 8\.' "$1"
 }
 
+# perftest_again NAME: say that run NAME is made again, and why.
+perftest_again() {
+	ktap_print "$1: perftest's client came before the server's second listen (perftest_cm_raced): run again"
+}
+
 # across_run SERVER_HOST NAME LISTENING SERVER_CMD CLIENT_CMD [KEEP]: in a
 # vm-pair.sh guest, the server on SERVER_HOST, the client (PEER in
 # CLIENT_CMD: the server's address) on the other host once LISTENING holds
@@ -405,7 +410,7 @@ across_run() {
 			side=client
 		fi
 		[ "$word" = again ] || break
-		ktap_print "$name: perftest's client came before the server's second listen (perftest_cm_raced): run again"
+		perftest_again "$name"
 	done
 	if [ $rc -ne 0 ]; then
 		echo "exit $rc" >>"$out"
