@@ -20,7 +20,8 @@
  * cgroup of the user who makes an object is charged for its queues.
  */
 #define SRDMA_MAX_PD		0x10000
-#define SRDMA_MAX_MR		0x4000
+/* 100,000 MRs, which storage targets and MPI caches reach, and more. */
+#define SRDMA_MAX_MR		0x20000
 #define SRDMA_MAX_MR_SIZE	BIT_ULL(40)
 #define SRDMA_MAX_CQ		0x2000
 /*
@@ -32,7 +33,8 @@
  * is 32 MiB, charged to its creator's memory cgroup.
  */
 #define SRDMA_MAX_CQE		0x100000
-#define SRDMA_MAX_QP		0x1000
+/* 4,096 user QPs connected besides the kernel's own (SPDK, NVMe-oF). */
+#define SRDMA_MAX_QP		0x4000
 #define SRDMA_MAX_AH		0x1000
 #define SRDMA_MAX_SRQ		0x1000
 #define SRDMA_MAX_MW		0x1000

@@ -34,7 +34,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* More than a slow guest makes in a test's time: such a maximum fails. */
-#define MAX_TESTED	0x10000
+#define MAX_TESTED	0x20000
 #define MAKERS		2	/* threads racing for the last objects */
 #define BREAKERS	64	/* destroy in parallel: QPs, MWs, AHs wait an
 				 * RCU grace period each, which they share */
