@@ -20,7 +20,7 @@
 #    (the default), a server given no address in ns2 takes srdma1, the
 #    first device, in ns1, and fails to bind (ENODEV; fi_domain() -61 for
 #    RDM). FI_VERBS_IFACE (the netdev) leaves that list out.
-# Two hosts (vm-pair.sh): not yet.
+# Two hosts (vm-pair.sh): pair_libfabric.sh.
 . "$(dirname "$0")/../lib/lib.sh"
 trap srdma_cleanup EXIT
 
