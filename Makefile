@@ -86,7 +86,7 @@ DEPS_BUILD := linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
 # ULPs and packaging the tests drive (with their recommends).
 DEPS_CHECK := ethtool binutils clang librdmacm-dev libfabric-bin libfabric-dev \
 	nvme-cli fio qperf ucx-utils nfs-kernel-server open-iscsi diod \
-	openmpi-bin libopenmpi-dev dropbear-bin python3-pyverbs \
+	openmpi-bin libopenmpi-dev mpich libmpich-dev hpcc dropbear-bin python3-pyverbs \
 	gnuplot-nox tshark linux-perf \
 	dpkg-dev debhelper dh-dkms lintian mmdebstrap git
 

@@ -27,11 +27,11 @@ mpi_skip_reason() {
 	command -v ucx_perftest >/dev/null || echo "no ucx_perftest (ucx-utils)"
 }
 
-# mpi_run IBDEV OUT NP HOSTS [MPIRUN_ARGS...]: mpi_check, NP ranks on
-# HOSTS (mpirun -H), over IBDEV's port 1 only; its output in OUT. The
-# ranks on other hosts get the provider from lib.sh's RDMAV_DRIVERS.
-# HOSTS gives each host's slots. MPI_CHECK_COUNTERS goes to the ranks
-# (mpi_check.c).
+# mpi_run IBDEV OUT NP HOSTS [MPIRUN_ARGS...]: mpi_check (or MPI_PROG:
+# a program and its arguments), NP ranks on HOSTS (mpirun -H), over
+# IBDEV's port 1 only; its output in OUT. The ranks on other hosts get
+# the provider from lib.sh's RDMAV_DRIVERS. HOSTS gives each host's
+# slots. MPI_CHECK_COUNTERS goes to the ranks (mpi_check.c).
 mpi_run() {
 	local dev=$1 out=$2 np=$3 hosts=$4
 	shift 4
@@ -41,14 +41,15 @@ mpi_run() {
 		-x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_NET_DEVICES="$dev:1" \
 		-x UCX_WARN_UNUSED_ENV_VARS=n ${RDMAV_DRIVERS:+-x RDMAV_DRIVERS} \
 		${MPI_CHECK_COUNTERS:+-x MPI_CHECK_COUNTERS} \
-		"$PROGS/mpi_check" >"$out" 2>&1
+		${MPI_PROG:-"$PROGS/mpi_check"} >"$out" 2>&1
 }
 
 # mpi_results LABEL OUT RC [KNOWN]: one TAP line per check of mpi_check's
-# output OUT (LABEL before each name), and mpirun's exit status RC; the
-# lines that say why shown if any failed. KNOWN, if set, is the reason of
-# a failure known not to be softrdma's: a failed check then shows as a
-# skip that says so.
+# output OUT (the names in MPI_CHECKS, which a caller may make local to
+# name another program's; LABEL before each name), and mpirun's exit
+# status RC; the lines that say why shown if any failed. KNOWN, if set,
+# is the reason of a failure known not to be softrdma's: a failed check
+# then shows as a skip that says so.
 mpi_results() {
 	local label=$1 out=$2 rc=$3 name r missing=0
 	for name in "${MPI_CHECKS[@]}"; do
@@ -89,4 +90,68 @@ ucx_perf_value() {
 # after its arguments).
 ucx_perf_cmd() {
 	echo "env UCX_NET_DEVICES=$1:1 UCX_TLS=rc_verbs,ud_verbs UCX_WARN_UNUSED_ENV_VARS=n ucx_perftest"
+}
+
+# ---- Two hosts (vm-pair.sh): MPI launched over ssh from host a ----
+SSH_PORT=2222
+KEY_PORT=7078	# host a's public key goes to b on this port
+KEY=/root/.ssh/id_mpi_pair
+# The ssh command mpirun starts its daemon on b with (-y: accept b's new
+# host key).
+RSH="dbclient -y -i $KEY -p $SSH_PORT"
+
+# ssh_up: b lets a's key in (a sends it once b listens), then serves ssh
+# on the link's address; a has its key and b's host key accepted. Keys
+# are made anew: an earlier test of the boot may have left its own.
+ssh_up() {
+	local rc sync=$VM_SCRIPTS/vm-sync.sh
+	mkdir -p /root/.ssh && chmod 700 /root/.ssh || return
+	if [ "$VM_HOST" = a ]; then
+		rm -f $KEY
+		dropbearkey -t ed25519 -f $KEY >/dev/null 2>&1 || return
+		"$sync" barrier key-listen 120 || return
+		dropbearkey -y -f $KEY | grep '^ssh-' |
+			busybox nc -w 5 "$VM_PEER_IP" $KEY_PORT || return
+		"$sync" barrier ssh-up 120
+	else
+		# nc's input stays open (at its end nc would close the
+		# connection before the key arrives), and nc stays after the
+		# key: it is stopped once the key is in.
+		sleep 120 | busybox nc -l -p $KEY_PORT >/root/.ssh/authorized_keys &
+		wait_for "ss -Hltn 'sport = :$KEY_PORT' | grep -q ." 30
+		"$sync" barrier key-listen 120 || return
+		wait_for "grep -q '^ssh-ed25519 .*\$' /root/.ssh/authorized_keys" 60
+		rc=$?
+		pkill -P $$ -x sleep
+		pkill -P $$ -f "busybox nc -l -p $KEY_PORT"
+		chmod 600 /root/.ssh/authorized_keys
+		[ $rc -eq 0 ] || { ktap_print "no key from host a"; return 1; }
+		rm -f /root/.ssh/host_key
+		dropbearkey -t ed25519 -f /root/.ssh/host_key >/dev/null 2>&1 &&
+			dropbear -F -E -s -r /root/.ssh/host_key -p "$VM_IP:$SSH_PORT" \
+				>/tmp/dropbear.log 2>&1 &
+		wait_for "ss -Hltn 'sport = :$SSH_PORT' | grep -q ." 30 || return
+		"$sync" barrier ssh-up 120
+	fi
+}
+
+# mpi_pair_skip_reason: why MPI across two hosts cannot run here, if so.
+mpi_pair_skip_reason() {
+	mpi_skip_reason
+	command -v dropbear >/dev/null || echo "no dropbear (dropbear-bin)"
+}
+
+# mpi_pair_up: this host's device (DEV) and ssh from a to b, checked: two
+# results on host a, one on b. Each rank names its host: the guests share
+# one name.
+mpi_pair_up() {
+	hostname "mpi-$VM_HOST"
+	pair_device_up || ktap_print "$DEV did not come up"
+	ssh_up
+	ktap_result "ssh from host a to host b over the link (dropbear)" $?
+	# The first login's key exchange is public-key arithmetic on TCG's
+	# slow CPUs: over 30 s once, with other guests on the host.
+	[ "$VM_HOST" = a ] || return 0
+	ktap_check "host b runs a command over ssh" \
+		timeout 120 $RSH "$VM_PEER_IP" "test -x $PROGS/mpi_check"
 }

@@ -12,68 +12,19 @@
 . "$TESTLIB/mpi_lib.sh"
 trap 'pkill -x dropbear; srdma_cleanup' EXIT
 SYNC=$VM_SCRIPTS/vm-sync.sh
-SSH_PORT=2222
-KEY_PORT=7078	# host a's public key goes to b on this port
-KEY=/root/.ssh/id_mpi_pair
 
-reason=$(mpi_skip_reason)
-[ -n "$reason" ] || command -v dropbear >/dev/null || reason="no dropbear (dropbear-bin)"
+reason=$(mpi_pair_skip_reason | head -n 1)
 if [ -n "$reason" ]; then
 	# The peer does the same: both stop here.
 	echo "1..0 # SKIP $reason"
 	exit $KSFT_SKIP
 fi
 
-# ssh_up: b lets a's key in (a sends it once b listens), then serves ssh
-# on the link's address; a has its key and b's host key accepted.
-ssh_up() {
-	local rc
-	mkdir -p -m 700 /root/.ssh || return
-	if [ "$VM_HOST" = a ]; then
-		dropbearkey -t ed25519 -f $KEY >/dev/null 2>&1 || return
-		"$SYNC" barrier key-listen 120 || return
-		dropbearkey -y -f $KEY | grep '^ssh-' |
-			busybox nc -w 5 "$VM_PEER_IP" $KEY_PORT || return
-		"$SYNC" barrier ssh-up 120
-	else
-		# nc's input stays open (at its end nc would close the
-		# connection before the key arrives), and nc stays after the
-		# key: it is stopped once the key is in.
-		sleep 120 | busybox nc -l -p $KEY_PORT >/root/.ssh/authorized_keys &
-		wait_for "ss -Hltn 'sport = :$KEY_PORT' | grep -q ." 30
-		"$SYNC" barrier key-listen 120 || return
-		wait_for "grep -q '^ssh-ed25519 .*\$' /root/.ssh/authorized_keys" 60
-		rc=$?
-		pkill -P $$ -x sleep
-		pkill -P $$ -f "busybox nc -l -p $KEY_PORT"
-		chmod 600 /root/.ssh/authorized_keys
-		[ $rc -eq 0 ] || { ktap_print "no key from host a"; return 1; }
-		dropbearkey -t ed25519 -f /root/.ssh/host_key >/dev/null 2>&1 &&
-			dropbear -F -E -s -r /root/.ssh/host_key -p "$VM_IP:$SSH_PORT" \
-				>/tmp/dropbear.log 2>&1 &
-		wait_for "ss -Hltn 'sport = :$SSH_PORT' | grep -q ." 30 || return
-		"$SYNC" barrier ssh-up 120
-	fi
-}
-
-# The ssh command mpirun starts its daemon on b with (-y: accept b's new
-# host key).
-RSH="dbclient -y -i $KEY -p $SSH_PORT"
 RANKS=$(check_full && echo "2 4" || echo 4)
 RUNS=$(echo $RANKS | wc -w)
 
-ktap_plan $([ "$VM_HOST" = a ] && echo $((RUNS * (${#MPI_CHECKS[@]} + 2) + 5)) || echo $((RUNS + 4)))
-# Each rank names its host: the guests share one name.
-hostname "mpi-$VM_HOST"
-pair_device_up || ktap_print "$DEV did not come up"
-ssh_up
-ktap_result "ssh from host a to host b over the link (dropbear)" $?
-# The first login's key exchange is public-key arithmetic on TCG's slow
-# CPUs: over 30 s once, with other guests on the host.
-if [ "$VM_HOST" = a ]; then
-	ktap_check "host b runs a command over ssh" \
-		timeout 120 $RSH "$VM_PEER_IP" "test -x $PROGS/mpi_check"
-fi
+ktap_plan "$([ "$VM_HOST" = a ] && echo $((RUNS * (${#MPI_CHECKS[@]} + 2) + 5)) || echo $((RUNS + 4)))"
+mpi_pair_up
 
 # What else runs here takes CPU from the ranks (TCG: 2 slow CPUs).
 ktap_print "busiest before MPI (%CPU over 1 s): $(top -b -n 2 -d 1 -o %CPU |
