@@ -331,6 +331,199 @@ static int run_count(int argc, char **argv)
 	return ktap_finish();
 }
 
+/* ---- caps ---- */
+
+struct cap {
+	const char *name;
+	int max;		/* query_device's */
+	int (*try)(int value);	/* 0, or the errno of the refusal */
+};
+
+/* An RC QP with @cap, made and destroyed. */
+static int try_qp_caps(struct ibv_qp_cap cap)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .cap = cap,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	if (!qp)
+		return errno;
+	return ibv_destroy_qp(qp);
+}
+
+static int try_send_wr(int v)
+{
+	return try_qp_caps((struct ibv_qp_cap){ .max_send_wr = v, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 });
+}
+
+static int try_recv_wr(int v)
+{
+	return try_qp_caps((struct ibv_qp_cap){ .max_send_wr = 1, .max_recv_wr = v,
+						.max_send_sge = 1, .max_recv_sge = 1 });
+}
+
+static int try_send_sge(int v)
+{
+	return try_qp_caps((struct ibv_qp_cap){ .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = v, .max_recv_sge = 1 });
+}
+
+static int try_recv_sge(int v)
+{
+	return try_qp_caps((struct ibv_qp_cap){ .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = v });
+}
+
+static int try_cqe(int v)
+{
+	struct ibv_cq *c = ibv_create_cq(ctx, v, NULL, NULL, 0);
+
+	if (!c)
+		return errno;
+	return ibv_destroy_cq(c);
+}
+
+static int try_srq(int wr, int sge)
+{
+	struct ibv_srq_init_attr init = { .attr = { .max_wr = wr, .max_sge = sge } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &init);
+
+	if (!srq)
+		return errno;
+	return ibv_destroy_srq(srq);
+}
+
+static int try_srq_wr(int v)
+{
+	return try_srq(v, 1);
+}
+
+static int try_srq_sge(int v)
+{
+	return try_srq(1, v);
+}
+
+/*
+ * A QP taken to RTS, connected to itself, with @dest reads and atomics
+ * in flight as a responder and @init as a requester.
+ */
+static int try_rd_atomic(int dest, int init)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	int err;
+
+	if (!qp)
+		return errno;
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (!err) {
+		a = (struct ibv_qp_attr){
+			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+			.dest_qp_num = qp->qp_num, .max_dest_rd_atomic = dest,
+			.min_rnr_timer = 12,
+			.ah_attr = { .is_global = 1, .port_num = 1,
+				     .grh = { .dgid = gid, .sgid_index = gid_index,
+					      .hop_limit = 64 } },
+		};
+		err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+				    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	}
+	if (!err) {
+		a = (struct ibv_qp_attr){
+			.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+			.rnr_retry = 7, .max_rd_atomic = init,
+		};
+		err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+				    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	}
+	ibv_destroy_qp(qp);
+	return err;
+}
+
+static int try_rd_atom(int v)
+{
+	return try_rd_atomic(v, 1);
+}
+
+static int try_init_rd_atom(int v)
+{
+	return try_rd_atomic(1, v);
+}
+
+static void t_cap(const struct cap *c)
+{
+	int at = c->try(c->max), above = c->try(c->max + 1);
+	char name[120];
+
+	snprintf(name, sizeof(name), "%s %d allowed, %d refused with EINVAL",
+		 c->name, c->max, c->max + 1);
+	ktap_expect(!at, "%s at %d: %s", c->name, c->max, strerror(at));
+	ktap_expect(above == EINVAL, "%s at %d: %s", c->name, c->max + 1,
+		    above ? strerror(above) : "allowed");
+	ktap_result(!at && above == EINVAL, name);
+}
+
+static int run_caps(int argc, char **argv)
+{
+	struct cap caps[] = {
+		{ "max_qp_wr (send)", 0, try_send_wr },
+		{ "max_qp_wr (receive)", 0, try_recv_wr },
+		{ "max_sge (send)", 0, try_send_sge },
+		{ "max_sge (receive)", 0, try_recv_sge },
+		{ "max_cqe", 0, try_cqe },
+		{ "max_srq_wr", 0, try_srq_wr },
+		{ "max_srq_sge", 0, try_srq_sge },
+		{ "max_qp_rd_atom", 0, try_rd_atom },
+		{ "max_qp_init_rd_atom", 0, try_init_rd_atom },
+	};
+	struct ibv_device_attr dev;
+	size_t i;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: obj_limits caps IBDEV GID_INDEX\n");
+		return KSFT_FAIL;
+	}
+	ktap_plan(ARRAY_SIZE(caps));
+	gid_index = atoi(argv[3]);
+	ctx = open_by_name(argv[2]);
+	if (!ctx || ibv_query_device(ctx, &dev) ||
+	    ibv_query_gid(ctx, 1, gid_index, &gid) ||
+	    !(pd = ibv_alloc_pd(ctx)) ||
+	    !(cq = ibv_create_cq(ctx, 1, NULL, NULL, 0))) {
+		ktap_print("set up %s: %s", argv[2], strerror(errno));
+		for (i = 0; i < ARRAY_SIZE(caps); i++)
+			ktap_result(false, caps[i].name);
+		return ktap_finish();
+	}
+	caps[0].max = caps[1].max = dev.max_qp_wr;
+	caps[2].max = caps[3].max = dev.max_sge;
+	caps[4].max = dev.max_cqe;
+	caps[5].max = dev.max_srq_wr;
+	caps[6].max = dev.max_srq_sge;
+	caps[7].max = dev.max_qp_rd_atom;
+	caps[8].max = dev.max_qp_init_rd_atom;
+	for (i = 0; i < ARRAY_SIZE(caps); i++)
+		t_cap(&caps[i]);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return ktap_finish();
+}
+
 /* ---- memcg ---- */
 
 static const char *cgroup;
@@ -537,8 +730,10 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "count"))
 		return run_count(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "caps"))
+		return run_caps(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "memcg"))
 		return run_memcg(argc, argv);
-	fprintf(stderr, "usage: obj_limits count|memcg IBDEV ...\n");
+	fprintf(stderr, "usage: obj_limits count|caps|memcg IBDEV ...\n");
 	return KSFT_FAIL;
 }

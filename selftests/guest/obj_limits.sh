@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # What one user can make of a fresh srdma0, and what it costs
 # (obj_limits.c, run as user nobody): every object count query_device
-# reports holds exactly, with the device's own objects counted; in a
+# reports holds exactly, with the device's own objects counted; every
+# per-object maximum (work requests, SGEs, CQEs, reads in flight) is
+# allowed and one more refused with EINVAL; in a
 # memory cgroup whose memory.max is OBJ_LIMITS_MEMORY_MAX (default 64M)
 # the rings of big CQs, QPs and SRQs are charged to it and refused with
 # ENOMEM at its limit, with no OOM kill.
@@ -31,7 +33,7 @@ srdma0_up || exit "$KSFT_FAIL"
 # What udev (rdma-core's rules) does on a real system: verbs for all users.
 chmod 0666 /dev/infiniband/uverbs*
 
-ktap_plan 11
+ktap_plan 20
 # Each kernel PD has an MR of its own that rdma resource does not show (the
 # core's DMA MR for its local_dma_lkey); on a fresh device every PD is the
 # kernel's.
@@ -40,6 +42,8 @@ counts="$pds $(res_count cq) $(res_count qp) $(($(res_count mr) + pds)) $(res_co
 ktap_print "srdma0 has (pd cq qp mr srq): $counts"
 # shellcheck disable=SC2086 # five numbers
 ktap_fold < <(as_nobody "$PROG" count srdma0 1 $counts 2>&1; echo "# exit $?")
+# Each per-object maximum allowed, one more refused (EINVAL).
+ktap_fold < <(as_nobody "$PROG" caps srdma0 1 2>&1; echo "# exit $?")
 
 # The memory controller of cgroup v2, mounted where systemd would.
 if ! grep -q '^[^ ]* /sys/fs/cgroup cgroup2 ' /proc/mounts; then
