@@ -6,9 +6,9 @@
 # RDM endpoint, every size of its -S all (0 B to 6 MiB) checked (-c),
 # and fabric_rdm (tagged messages matched out of order, RMA writes and
 # reads, data checked on both sides). Host b serves; against rdma_rxe
-# (PAIR_A=rxe: host a runs rxe) each host serves in turn. Each softrdma
-# host then checks that its device carried it all in order. One host and
-# two namespaces: libfabric.sh.
+# (PAIR_A=rxe: host a runs rxe) each host serves in turn. Between two
+# softrdma hosts each then checks that its device carried it all in
+# order. One host and two namespaces: libfabric.sh.
 . "$(dirname "$0")/../lib/lib.sh"
 trap srdma_cleanup EXIT
 
@@ -31,9 +31,14 @@ export FI_VERBS_IFACE=$VM_IFACE
 
 servers=b
 [ "${PAIR_A:-}" = rxe ] && servers="b a"
-plan=$((3 * $(wc -w <<<"$servers")))
-[ "$DEV" = srdma0 ] && plan=$((plan + 1))
-ktap_plan $plan
+# Order is judged between two softrdma hosts only: rdma_rxe sends without
+# congestion control and recovers a loss by go-back-N, whose resends
+# softrdma drops as duplicates (17,769 in one run against rxe, with 15
+# resends of its own: packets are lost between these guests under rxe's
+# bursts; the data checks above judge that run).
+judge=0
+[ "$DEV" = srdma0 ] && [ "${PAIR_A:-softrdma}" = softrdma ] && judge=1
+ktap_plan $((3 * $(wc -w <<<"$servers") + judge))
 for srv in $servers; do
 	pp="fi_pingpong -S all -I 1 -c"
 	across_run "$srv" "fi_pingpong verbs MSG, 0 B to 6 MiB, checked" \
@@ -50,7 +55,10 @@ for srv in $servers; do
 		"$PROGS/fabric_rdm client -n 2 PEER" /tmp/fabric_rdm.out
 	ktap_print "fabric_rdm: $(grep -c '^ok ' /tmp/fabric_rdm.out) checks passed on this side"
 done
-[ "$DEV" = srdma0 ] &&
+if [ $judge = 1 ]; then
 	ktap_check "$DEV: libfabric's traffic crossed the link in order" \
 		in_order "$DEV"
+else
+	ktap_print "$DEV: $(moved_counters "$DEV")"
+fi
 ktap_finish
