@@ -219,13 +219,15 @@ int srdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	/*
 	 * After the grace period no packet can reach the QP any more, and
-	 * kernel poll_cq drops its completions.
+	 * kernel poll_cq drops its completions. Expedited: a process that
+	 * exits with thousands of QPs waits for one grace period per QP,
+	 * 17 ms each in a test guest (4,096 QPs took 70 s to destroy).
 	 */
 	if (ibqp->qp_type == IB_QPT_GSI)
 		rcu_assign_pointer(qp_sdev(qp)->gsi_qp, NULL);
 	else
 		xa_erase(&srdma_qp_xa, ibqp->qp_num);
-	synchronize_rcu();
+	synchronize_rcu_expedited();
 	srdma_req_fini(qp);
 	srdma_resp_fini(qp);
 	/* A dump's query_qp may still copy the attributes: see srdma_qp. */
