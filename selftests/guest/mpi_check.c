@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_util.h"
 #include "pattern.h"
 
 #define PP_ITERS	100
@@ -47,17 +48,6 @@ static long check_words(const uint64_t *buf, size_t words, uint64_t seed)
 	int64_t at = pattern_check(buf, words * 8, PAT_COUNT, seed, 0, NULL);
 
 	return at < 0 ? -1 : (long)(at / 8);
-}
-
-static void *xmalloc(size_t len)
-{
-	void *p = malloc(len);
-
-	if (!p) {
-		fprintf(stderr, "rank %d: out of memory\n", rank);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	return p;
 }
 
 /*

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_util.h"
 #include "pattern.h"
 
 #define MAX_THREADS	16
@@ -44,17 +45,6 @@ static uint64_t seed_of(int thread, size_t size, int i, int from)
 {
 	return (uint64_t)thread << 48 ^ (uint64_t)size << 16 ^
 	       (uint64_t)i << 4 ^ (uint64_t)from;
-}
-
-static void *xmalloc(size_t len)
-{
-	void *p = malloc(len);
-
-	if (!p) {
-		fprintf(stderr, "rank %d: out of memory\n", rank);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	return p;
 }
 
 static void check(struct thread *t, long *bad, const void *buf, size_t len,

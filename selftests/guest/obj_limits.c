@@ -50,6 +50,24 @@ static uint8_t page[4096] __attribute__((aligned(4096)));
 
 /* ---- count ---- */
 
+/*
+ * IBDEV opened, its attributes and GID GID_INDEX read, a PD and the QPs'
+ * CQ made; or a diagnostic and false.
+ */
+static bool set_up(const char *ibdev, const char *gid_arg,
+		   struct ibv_device_attr *dev)
+{
+	gid_index = atoi(gid_arg);
+	ctx = open_by_name(ibdev);
+	if (ctx && !ibv_query_device(ctx, dev) &&
+	    !ibv_query_gid(ctx, 1, gid_index, &gid) &&
+	    (pd = ibv_alloc_pd(ctx)) &&
+	    (cq = ibv_create_cq(ctx, 1, NULL, NULL, 0)))
+		return true;
+	ktap_print("set up %s: %s", ibdev, strerror(errno));
+	return false;
+}
+
 struct kind {
 	const char *name;
 	int max;		/* query_device's */
@@ -300,13 +318,7 @@ static int run_count(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 	ktap_plan(ARRAY_SIZE(kinds));
-	gid_index = atoi(argv[3]);
-	ctx = open_by_name(argv[2]);
-	if (!ctx || ibv_query_device(ctx, &dev) ||
-	    ibv_query_gid(ctx, 1, gid_index, &gid) ||
-	    !(pd = ibv_alloc_pd(ctx)) ||
-	    !(cq = ibv_create_cq(ctx, 1, NULL, NULL, 0))) {
-		ktap_print("set up %s: %s", argv[2], strerror(errno));
+	if (!set_up(argv[2], argv[3], &dev)) {
 		for (i = 0; i < ARRAY_SIZE(kinds); i++)
 			ktap_result(false, kinds[i].name);
 		return ktap_finish();
@@ -498,13 +510,7 @@ static int run_caps(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 	ktap_plan(ARRAY_SIZE(caps));
-	gid_index = atoi(argv[3]);
-	ctx = open_by_name(argv[2]);
-	if (!ctx || ibv_query_device(ctx, &dev) ||
-	    ibv_query_gid(ctx, 1, gid_index, &gid) ||
-	    !(pd = ibv_alloc_pd(ctx)) ||
-	    !(cq = ibv_create_cq(ctx, 1, NULL, NULL, 0))) {
-		ktap_print("set up %s: %s", argv[2], strerror(errno));
+	if (!set_up(argv[2], argv[3], &dev)) {
 		for (i = 0; i < ARRAY_SIZE(caps); i++)
 			ktap_result(false, caps[i].name);
 		return ktap_finish();
