@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Shared by the block storage ULP tests (iser.sh, srp.sh, nvme_of.sh,
 # bench/pair_ulp.sh), sourced after lib.sh: an nvmet target, fio on the
 # ULP's disk, which the test's blk_disk function names (its /dev path,
@@ -7,21 +8,27 @@
 
 NVMET=/sys/kernel/config/nvmet
 
-# nvmet_up NQN ADDR: the RAM disk /dev/ram0 as namespace 1 of NQN, on
-# nvmet's RDMA port 1 at ADDR, 4420 (configfs mounted, nvmet-rdma loaded).
+# nvmet_up NQN ADDR [DISK]: the RAM disk DISK (default /dev/ram0) as
+# namespace 1 of NQN, on nvmet's RDMA port 1 at ADDR, 4420 (configfs
+# mounted, nvmet-rdma loaded). Further subsystems join the port as it is:
+# nvmet refuses to change an enabled port's address.
 nvmet_up() {
-	mkdir -p $NVMET/subsystems/"$1"/namespaces/1 $NVMET/ports/1 || return
+	mkdir -p $NVMET/subsystems/"$1"/namespaces/1 || return
 	echo 1 >$NVMET/subsystems/"$1"/attr_allow_any_host &&
-	echo /dev/ram0 >$NVMET/subsystems/"$1"/namespaces/1/device_path &&
-	echo 1 >$NVMET/subsystems/"$1"/namespaces/1/enable &&
-	echo rdma >$NVMET/ports/1/addr_trtype &&
-	echo ipv4 >$NVMET/ports/1/addr_adrfam &&
-	echo "$2" >$NVMET/ports/1/addr_traddr &&
-	echo 4420 >$NVMET/ports/1/addr_trsvcid &&
+	echo "${3:-/dev/ram0}" >$NVMET/subsystems/"$1"/namespaces/1/device_path &&
+	echo 1 >$NVMET/subsystems/"$1"/namespaces/1/enable || return
+	if [ ! -d $NVMET/ports/1 ]; then
+		mkdir $NVMET/ports/1 &&
+		echo rdma >$NVMET/ports/1/addr_trtype &&
+		echo ipv4 >$NVMET/ports/1/addr_adrfam &&
+		echo "$2" >$NVMET/ports/1/addr_traddr &&
+		echo 4420 >$NVMET/ports/1/addr_trsvcid || return
+	fi
 	ln -s $NVMET/subsystems/"$1" $NVMET/ports/1/subsystems/"$1"
 }
 
-# nvmet_down NQN: nvmet_up undone, whatever of it was done.
+# nvmet_down NQN: nvmet_up undone, whatever of it was done; the port
+# stays while other subsystems are on it.
 nvmet_down() {
 	rm -f $NVMET/ports/1/subsystems/"$1" 2>/dev/null
 	rmdir $NVMET/ports/1 $NVMET/subsystems/"$1"/namespaces/1 \
@@ -49,11 +56,11 @@ blk_data_checks() {
 		bw=$(blk_fio_bw 48 --rw=randwrite --bs=64k --iodepth=$qd \
 			--verify=crc32c --do_verify=1 --verify_fatal=1)
 		ktap_result "$dev: fio 64k random writes, iodepth $qd, crc32c verified" $?
-		eval "BLK_W_${dev}_$qd=\${bw:-0}"
+		printf -v "BLK_W_${dev}_$qd" %s "${bw:-0}"
 	done
 	bw=$(blk_fio_bw 7 --rw=read --bs=1M --iodepth=4)
 	ktap_result "$dev: fio 1M sequential reads" $?
-	eval "BLK_R_$dev=\${bw:-0}"
+	printf -v "BLK_R_$dev" %s "${bw:-0}"
 }
 
 # blk_io_start: random reads and writes on the disk for up to 120 s, in
@@ -101,10 +108,11 @@ blk_report() {
 	local qd s r
 
 	for qd in 1 16; do
-		eval "s=\$BLK_W_srdma0_$qd r=\$BLK_W_rxe0_$qd"
-		ktap_print "64k random writes, iodepth $qd: softrdma $s KiB/s$(blk_vs_rxe "$s" "$r")"
+		s=BLK_W_srdma0_$qd r=BLK_W_rxe0_$qd
+		ktap_print "64k random writes, iodepth $qd: softrdma ${!s} KiB/s$(blk_vs_rxe "${!s}" "${!r}")"
 	done
-	ktap_print "1M sequential reads: softrdma $BLK_R_srdma0 KiB/s$(blk_vs_rxe "$BLK_R_srdma0" "$BLK_R_rxe0")"
+	s=BLK_R_srdma0 r=BLK_R_rxe0
+	ktap_print "1M sequential reads: softrdma ${!s} KiB/s$(blk_vs_rxe "${!s}" "${!r}")"
 }
 
 blk_vs_rxe() {
