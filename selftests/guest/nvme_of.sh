@@ -187,9 +187,9 @@ qp_psns() {
 # SCALE_R read, SCALE_W write and SCALE_P polled ones (SCALE_E in all).
 # nvme-rdma gives each kind at most one queue per online CPU
 # (nvme_rdma_alloc_io_queues, 6.1), so SCALE_Q of one kind would want as
-# many CPUs; make check's guests have 2 (vm-run.sh's VM_SMP, one count
-# for every test of a guest), where the three kinds make 6. 3 CPUs or
-# more make 8 (VM_SMP=3).
+# many CPUs; in a guest of 2 the three kinds make 6, in one of 3 or
+# more 8: make check runs this test in its guest of 3 CPUs (manifest tag
+# smp3).
 scale_queues() {
 	local cpus left
 	cpus=$(getconf _NPROCESSORS_ONLN)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # "make check": host unit tests and builds, make demo as on a fresh
 # machine, the Debian 12 selftests (manifest tags core, in parallel
-# guests, then solo, alone), two-host pairs (pair, interop), and the
+# guests, then solo, alone, then smp3 in a guest of 3 CPUs), two-host
+# pairs (pair, interop), and the
 # module and provider built for the other releases. "make check-all"
 # (CHECK_ALL=1) adds the ULP tests' rdma_rxe reference runs
 # (RXE_REFERENCE=1, see lib.sh), the full depth of the tests that repeat
@@ -131,6 +132,8 @@ check_all() {
 	guests "$CHECK_LANES" core "$outdir/core"
 	echo "== selftests (VM): solo, alone"
 	guests 1 solo "$outdir/solo"
+	echo "== selftests (VM): smp3, alone in a guest of 3 CPUs"
+	VM_SMP=3 guests 1 smp3 "$outdir/smp3"
 
 	# pair NAME TAG ENV...: both hosts run run.sh -t TAG; ENV to both.
 	pair() {
