@@ -252,6 +252,17 @@ moved_counters() {
 			printf "%s %s ", $i, $(i + 1) }'
 }
 
+# dmesg_clean SINCE [ERE]: no kernel log line after the first SINCE (a
+# "dmesg | wc -l" taken before) matches the harness's list of reports
+# (qemu-scripts/lib.sh's VM_DMESG_BAD) or ERE; those that do are shown.
+dmesg_clean() {
+	local splat bad
+	splat=$(sed -n "s/^VM_DMESG_BAD='\(.*\)'$/\1/p" "$TOP/qemu-scripts/lib.sh")
+	bad=$(dmesg | tail -n +"$(($1 + 1))" | grep -E "$splat${2:+|$2}")
+	[ -z "$bad" ] || echo "$bad" | head -n 20 | sed 's/^/# /'
+	[ -z "$bad" ]
+}
+
 # srdma0 over veth0 (10.9.0.1, peer veth1), GIDs ready: the one-device
 # setup of most tests.
 srdma0_up() {

@@ -137,8 +137,10 @@ ssh_up() {
 
 # mpi_pair_skip_reason: why MPI across two hosts cannot run here, if so.
 mpi_pair_skip_reason() {
-	mpi_skip_reason
-	command -v dropbear >/dev/null || echo "no dropbear (dropbear-bin)"
+	local reason
+	reason=$(mpi_skip_reason)
+	[ -n "$reason" ] || command -v dropbear >/dev/null || reason="no dropbear (dropbear-bin)"
+	echo "$reason"
 }
 
 # mpi_pair_up: this host's device (DEV) and ssh from a to b, checked: two

@@ -19,7 +19,7 @@ trap 'pkill -x dropbear; srdma_cleanup' EXIT
 SYNC=$VM_SCRIPTS/vm-sync.sh
 HPCC_DIR=/tmp/hpcc	# hpcc reads hpccinf.txt and writes hpccoutf.txt here
 
-reason=$(mpi_pair_skip_reason | head -n 1)
+reason=$(mpi_pair_skip_reason)
 [ -n "$reason" ] || [ -x "$PROGS/mpi_threads" ] || reason="mpi_threads not built"
 if [ -n "$reason" ]; then
 	# The peer does the same: both stop here.
